@@ -1,0 +1,44 @@
+# Two commands do everything on a fresh Debian 12 machine with Python 3.11:
+#   make serve   set up .venv and run the server
+#   make test    set up .venv and run lint, types and tests
+# Set-up is idempotent: the venv is rebuilt only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup serve test lint types unit bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
+	@if ! $(PYTHON) -m venv --help >/dev/null 2>&1 || ! $(PYTHON) -c 'import ensurepip' 2>/dev/null; then \
+		echo "installing python3-venv"; apt-get update -qq && apt-get install -y -qq python3-venv; fi
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[all,dev]'
+	@touch $@
+
+serve: setup
+	$(BIN)/envserver serve
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+types: setup
+	$(BIN)/mypy
+
+unit: setup
+	$(BIN)/python -m pytest -q
+
+test: lint types unit
+
+bench: setup
+	$(BIN)/python benchmarks/math_verify_throughput.py
+	$(BIN)/python benchmarks/step_latency.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,105 @@
+"""The Environment contract: a pure ``reset``/``step`` over JSON states the client carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from verifiers.score import Score
+
+JSONValue = Any
+"""A value that ``json.dumps`` accepts: episode states, info and references are all JSON."""
+
+Observation = str | list[dict[str, str]]
+"""Plain text, or chat messages ``[{"role": ..., "content": ...}]``."""
+
+EnvKind = Literal["single_turn", "multi_turn"]
+
+
+class EnvironmentInputError(ValueError):
+    """The caller's input cannot be used (bad state content, unknown task); maps to HTTP 400."""
+
+
+class EpisodeFinished(EnvironmentInputError):
+    """``step`` was called on a state whose episode already ended; maps to HTTP 409."""
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """What the catalogue publishes about an environment.
+
+    ``version`` is part of every task id and state token: bump it whenever the same seed would
+    produce a different task or a state would be read differently.
+    """
+
+    id: str
+    version: str
+    family: str
+    description: str
+    kind: EnvKind
+    action_format: str
+    observation_format: Literal["text", "chat"]
+    options_model: type[BaseModel]
+    verifier: str | None = None
+    timeout_s: float = 10.0
+    max_episode_steps: int | None = None
+
+
+@dataclass(frozen=True)
+class ResetResult:
+    """The first observation of an episode and the state the client carries to the next step."""
+
+    observation: Observation
+    state: JSONValue
+    info: dict[str, JSONValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """One transition. ``score`` says how the action was judged; its reward is the step's reward."""
+
+    observation: Observation
+    score: Score
+    terminated: bool
+    truncated: bool
+    state: JSONValue
+    info: dict[str, JSONValue] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A stateless environment: every call gets everything it needs and keeps nothing.
+
+    ``reset`` must be a pure function of ``(seed, options)``: the same arguments give a
+    byte-identical first observation and state on every machine. ``step`` must be a pure
+    function of ``(state, action)``. Both run in worker processes.
+    """
+
+    @property
+    def spec(self) -> EnvSpec:
+        """The environment's catalogue entry."""
+        ...
+
+    def reset(self, seed: int, options: BaseModel) -> ResetResult:
+        """Start the episode that ``(seed, options)`` names."""
+        ...
+
+    def step(self, state: JSONValue, action: str) -> StepResult:
+        """Apply ``action``; raises ``EpisodeFinished`` on an ended episode."""
+        ...
+
+    def expert_action(self, state: JSONValue) -> str:
+        """An action a perfect agent would take in ``state``; used by the contract tests and
+        demos, never served over HTTP (it may reveal the reference)."""
+        ...
+
+
+@runtime_checkable
+class SingleTurnScoring(Protocol):
+    """An environment that can score one response for a task without an episode."""
+
+    def score_response(self, seed: int, options: BaseModel, response: str) -> Score:
+        """Score ``response`` for the task ``(seed, options)`` names."""
+        ...

@@ -1,0 +1,177 @@
+"""The generic adapter that turns a task family (generator + verifier) into an environment.
+
+A single-turn family writes no environment class: it provides a ``TaskFamily`` and gets reset,
+step, task-id scoring and the ``max_attempts`` multi-turn option from ``SingleTurnEnvironment``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from environments.base import (
+    EnvironmentInputError,
+    EnvSpec,
+    EpisodeFinished,
+    JSONValue,
+    Observation,
+    ResetResult,
+    StepResult,
+)
+from verifiers.base import Verifier
+from verifiers.score import Score
+
+MAX_ATTEMPTS_LIMIT = 20
+
+
+@dataclass(frozen=True)
+class Task:
+    """One generated task. ``reference`` stays on the server; ``metadata`` may be shown."""
+
+    prompt: Observation
+    reference: JSONValue
+    metadata: dict[str, JSONValue] = field(default_factory=dict)
+
+
+class TaskFamily(Protocol):
+    """What a single-turn family provides. ``generate`` must be a pure function of its inputs."""
+
+    @property
+    def id(self) -> str:
+        """The environment id, e.g. ``math``."""
+        ...
+
+    @property
+    def version(self) -> str:
+        """Bumped whenever a seed would generate a different task."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """One paragraph for the catalogue."""
+        ...
+
+    @property
+    def options_model(self) -> type[BaseModel]:
+        """Options that determine the task (difficulty and the like)."""
+        ...
+
+    @property
+    def verifier(self) -> Verifier:
+        """The check that scores responses against ``Task.reference``."""
+        ...
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The task that ``(seed, options)`` names."""
+        ...
+
+    def expert_response(self, task: Task) -> str:
+        """A response that earns the full reward."""
+        ...
+
+
+class _AttemptOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_attempts: int = Field(
+        1,
+        ge=1,
+        le=MAX_ATTEMPTS_LIMIT,
+        description="Attempts per episode. Above 1 a wrong answer gets feedback and the episode "
+        "continues; the episode ends at the first fully correct answer.",
+    )
+
+
+class SingleTurnEnvironment:
+    """A ``TaskFamily`` served as an environment (satisfies ``Environment`` and
+    ``SingleTurnScoring``)."""
+
+    def __init__(
+        self,
+        family: TaskFamily,
+        *,
+        action_format: str,
+        observation_format: Literal["text", "chat"] = "text",
+    ) -> None:
+        self._family = family
+        options_model = create_model(
+            f"{type(family).__name__}Options",
+            __base__=(family.options_model, _AttemptOptions),
+        )
+        self._spec = EnvSpec(
+            id=family.id,
+            version=family.version,
+            family=family.id.split("/")[0],
+            description=family.description,
+            kind="single_turn",
+            action_format=action_format,
+            observation_format=observation_format,
+            options_model=options_model,
+            verifier=family.verifier.name,
+            timeout_s=family.verifier.timeout_s,
+        )
+        # Regenerating a task is deterministic, so a worker may keep recent ones.
+        self._task = lru_cache(maxsize=4096)(self._generate)
+
+    @property
+    def spec(self) -> EnvSpec:
+        """The catalogue entry."""
+        return self._spec
+
+    def _generate(self, seed: int, options: BaseModel) -> Task:
+        task_options = self._family.options_model.model_validate(
+            options.model_dump(exclude={"max_attempts"})
+        )
+        return self._family.generate(seed, task_options)
+
+    def _options_from_state(self, state: JSONValue) -> tuple[int, BaseModel, int]:
+        try:
+            seed = int(state["seed"])
+            options = self._spec.options_model.model_validate(state["options"])
+            attempt = int(state["attempt"])
+        except (KeyError, TypeError, ValueError, ValidationError) as exc:
+            raise EnvironmentInputError(f"state does not belong to {self._spec.id}: {exc}") from None
+        if state.get("done"):
+            raise EpisodeFinished("this episode has ended; reset to start a new one")
+        return seed, options, attempt
+
+    def reset(self, seed: int, options: BaseModel) -> ResetResult:
+        """The task's prompt; the state records the task and the attempts used."""
+        task = self._task(seed, options)
+        state = {"seed": seed, "options": options.model_dump(mode="json"), "attempt": 0}
+        return ResetResult(task.prompt, state, {"metadata": task.metadata})
+
+    def step(self, state: JSONValue, action: str) -> StepResult:
+        """Score the answer; with attempts left, a wrong answer gets feedback and continues."""
+        seed, options, attempt = self._options_from_state(state)
+        task = self._task(seed, options)
+        score = self._family.verifier(action, task.reference)
+        if score.status in ("timeout", "error"):
+            # Infrastructure failed: the attempt is not consumed and the state does not move.
+            return StepResult("", score, False, False, state, {"metadata": task.metadata})
+        attempt += 1
+        max_attempts: int = getattr(options, "max_attempts", 1)
+        solved = score.reward is not None and score.reward >= 1.0
+        done = solved or attempt >= max_attempts
+        next_state = {**state, "attempt": attempt, "done": done}
+        if done:
+            observation = ""
+        else:
+            reason = score.detail or "the answer is not correct"
+            observation = (
+                f"Attempt {attempt} of {max_attempts} was not accepted: {reason}. Try again."
+            )
+        info = {"metadata": task.metadata, "attempt": attempt, "max_attempts": max_attempts}
+        return StepResult(observation, score, done, False, next_state, info)
+
+    def expert_action(self, state: JSONValue) -> str:
+        """The family's reference response for the state's task."""
+        seed, options, _ = self._options_from_state(state)
+        return self._family.expert_response(self._task(seed, options))
+
+    def score_response(self, seed: int, options: BaseModel, response: str) -> Score:
+        """Score one response for a task without an episode (``/v1/verify`` by task id)."""
+        return self._family.verifier(response, self._task(seed, options).reference)

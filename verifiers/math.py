@@ -1,0 +1,137 @@
+"""Math answers: extraction and equivalence with HuggingFace ``math-verify``.
+
+``math-verify`` guards its own parsing and comparison with ``SIGALRM`` and, on a timeout, quietly
+answers "not equal", which would score a correct answer 0. This verifier asks it to raise instead
+and reports status ``timeout``. It must run in a process's main thread; the server's worker
+processes do, and the server enforces its own hard limit from outside by killing the worker.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import product
+from typing import Any, Literal
+
+from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
+from math_verify.errors import TimeoutException
+from pydantic import BaseModel, ConfigDict, Field
+
+from verifiers.base import Verifier
+from verifiers.score import Score
+
+# math-verify's own limits (whole seconds), below the server's hard per-item limit.
+_PARSE_TIMEOUT_S = 3
+_COMPARE_TIMEOUT_S = 3
+
+# A boxed answer wins over "the answer is ..." and over the last expression in the text.
+_RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
+_REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
+
+
+class MathOptions(BaseModel):
+    """How a math answer is extracted and compared."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    extraction: Literal["auto", "boxed"] = Field(
+        "auto",
+        description="'auto': the last \\boxed{} answer, else a stated final answer, else the last "
+        "expression; 'boxed': only the last \\boxed{} answer counts.",
+    )
+    float_rounding: int = Field(6, ge=0, le=12, description="Decimal places floats are rounded to.")
+
+
+def last_boxed(text: str) -> str | None:
+    r"""The last ``\boxed{...}`` (or ``\fbox{...}``) in ``text`` with balanced braces, or None."""
+    start = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
+    if start < 0:
+        return None
+    depth = 0
+    for index in range(text.index("{", start), len(text)):
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : index + 1]
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _parse_reference(reference: str) -> tuple[Any, ...]:
+    # A bare reference such as "\frac{1}{2}" or "0.5" is read as one LaTeX expression.
+    text = reference if ("$" in reference or "\\boxed" in reference) else f"${reference}$"
+    return tuple(
+        parse(
+            text,
+            _REFERENCE_TARGETS,
+            fallback_mode="no_fallback",  # a reference sympy cannot read is unusable, not a string
+            parsing_timeout=_PARSE_TIMEOUT_S,
+            raise_on_error=True,
+        )
+    )
+
+
+def check_math(response: str, reference: Any, options: MathOptions) -> Score:
+    """1 if the response's final answer is equivalent to ``reference``, else 0.
+
+    Status ``invalid`` when no answer can be extracted, ``timeout`` when math-verify ran out of
+    time on every comparison that could have succeeded, ``error`` for an unusable reference.
+    """
+    if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
+        return Score.error("the math reference must be a string or a number")
+    try:
+        gold = _parse_reference(str(reference))
+    except TimeoutException:
+        return Score.error("the reference took too long to parse")
+    except Exception as exc:  # math-verify raises many kinds; all mean an unusable reference
+        return Score.error(f"the reference could not be parsed: {type(exc).__name__}")
+    if not gold:
+        return Score.error("the reference could not be parsed")
+
+    text: str | None = response
+    if options.extraction == "boxed":
+        text = last_boxed(response)
+        if text is None:
+            return Score.invalid("no \\boxed{} answer found")
+    try:
+        predicted = parse(
+            text, _RESPONSE_TARGETS, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
+        )
+    except TimeoutException:
+        return Score.timeout("extracting the answer took too long")
+    except Exception:
+        predicted = []
+    if not predicted:
+        return Score.invalid("no final answer found")
+
+    timed_out = False
+    for gold_item, predicted_item in product(gold, predicted):
+        try:
+            if verify(
+                gold_item,
+                predicted_item,
+                float_rounding=options.float_rounding,
+                timeout_seconds=_COMPARE_TIMEOUT_S,
+                raise_on_error=True,
+            ):
+                return Score.ok(1.0, {"correct": 1.0}, "correct")
+        except TimeoutException:
+            timed_out = True
+        except Exception:  # noqa: S112 - a comparison math-verify cannot make is "not equal"
+            continue
+    if timed_out:
+        return Score.timeout("comparing the answer with the reference took too long")
+    answer = predicted[-1] if isinstance(predicted[-1], str) else str(predicted[0])
+    return Score.ok(0.0, {"correct": 0.0}, f"the answer {answer[:200]!r} is not correct")
+
+
+VERIFIER = Verifier(
+    name="math",
+    version="1",
+    description="Final-answer equivalence for math (math-verify): boxed or last-answer "
+    "extraction, LaTeX and expression equivalence, numeric tolerance.",
+    check=check_math,
+    options_model=MathOptions,
+    timeout_s=10.0,
+)
