@@ -133,7 +133,7 @@ class SingleTurnEnvironment:
             options = self._spec.options_model.model_validate(state["options"])
             attempt = int(state["attempt"])
         except (KeyError, TypeError, ValueError, ValidationError) as exc:
-            raise EnvironmentInputError(f"state does not belong to {self._spec.id}: {exc}") from None
+            raise EnvironmentInputError(f"not a state of {self._spec.id}: {exc}") from None
         if state.get("done"):
             raise EpisodeFinished("this episode has ended; reset to start a new one")
         return seed, options, attempt

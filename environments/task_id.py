@@ -43,7 +43,8 @@ class TaskId:
         match = _TASK_ID.fullmatch(text)
         if match is None:
             raise TaskIdError(
-                f"malformed task id {text[:80]!r}: expected '<env>@<version>/<seed>[?opt=value&...]'"
+                f"malformed task id {text[:80]!r}: "
+                "expected '<env>@<version>/<seed>[?option=value&...]'"
             )
         seed = int(match["seed"])
         if seed > MAX_SEED:

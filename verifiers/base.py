@@ -25,7 +25,8 @@ class Verifier:
     hidden tests for code). ``options`` is validated against ``options_model`` before the call;
     it is a pydantic model because it arrives from the wire and its JSON Schema is published in
     the catalogue. ``timeout_s`` is the default hard limit per item; the server kills the worker
-    when it is exceeded.
+    when it is exceeded. ``example`` is a ``(response, reference)`` pair that scores 1: the
+    contract tests check it, and workers run it once at start-up so the first real item is warm.
     """
 
     name: str
@@ -34,6 +35,7 @@ class Verifier:
     check: Callable[[str, Any, Any], Score]
     options_model: type[BaseModel] = NoOptions
     timeout_s: float = 10.0
+    example: tuple[str, Any] | None = None
 
     def __call__(self, response: str, reference: Any, options: BaseModel | None = None) -> Score:
         """Score ``response`` against ``reference``; options default to the model's defaults."""

@@ -72,12 +72,7 @@ def _parse_reference(reference: str) -> tuple[Any, ...]:
     )
 
 
-def check_math(response: str, reference: Any, options: MathOptions) -> Score:
-    """1 if the response's final answer is equivalent to ``reference``, else 0.
-
-    Status ``invalid`` when no answer can be extracted, ``timeout`` when math-verify ran out of
-    time on every comparison that could have succeeded, ``error`` for an unusable reference.
-    """
+def _gold(reference: Any) -> tuple[Any, ...] | Score:
     if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
         return Score.error("the math reference must be a string or a number")
     try:
@@ -86,25 +81,36 @@ def check_math(response: str, reference: Any, options: MathOptions) -> Score:
         return Score.error("the reference took too long to parse")
     except Exception as exc:  # math-verify raises many kinds; all mean an unusable reference
         return Score.error(f"the reference could not be parsed: {type(exc).__name__}")
-    if not gold:
-        return Score.error("the reference could not be parsed")
+    return gold or Score.error("the reference could not be parsed")
 
-    text: str | None = response
-    if options.extraction == "boxed":
-        text = last_boxed(response)
-        if text is None:
-            return Score.invalid("no \\boxed{} answer found")
+
+def _answer(response: str, options: MathOptions) -> list[Any] | Score:
+    text = last_boxed(response) if options.extraction == "boxed" else response
+    if text is None:
+        return Score.invalid("no \\boxed{} answer found")
     try:
-        predicted = parse(
+        predicted: list[Any] = parse(
             text, _RESPONSE_TARGETS, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
         )
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
-    except Exception:
+    except Exception:  # an extraction math-verify cannot make is no answer
         predicted = []
-    if not predicted:
-        return Score.invalid("no final answer found")
+    return predicted or Score.invalid("no final answer found")
 
+
+def check_math(response: str, reference: Any, options: MathOptions) -> Score:
+    """1 if the response's final answer is equivalent to ``reference``, else 0.
+
+    Status ``invalid`` when no answer can be extracted, ``timeout`` when math-verify ran out of
+    time on every comparison that could have succeeded, ``error`` for an unusable reference.
+    """
+    gold = _gold(reference)
+    if isinstance(gold, Score):
+        return gold
+    predicted = _answer(response, options)
+    if isinstance(predicted, Score):
+        return predicted
     timed_out = False
     for gold_item, predicted_item in product(gold, predicted):
         try:
@@ -134,4 +140,5 @@ VERIFIER = Verifier(
     check=check_math,
     options_model=MathOptions,
     timeout_s=10.0,
+    example=("So the answer is $\\boxed{\\frac{1}{2}}$.", "0.5"),
 )

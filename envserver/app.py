@@ -1,0 +1,92 @@
+"""The FastAPI application: middleware, routes, and the pool's lifetime."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+import envserver
+from envserver import worker
+from envserver.auth import ApiKeyMiddleware
+from envserver.catalogue import build_catalogue
+from envserver.config import Settings
+from envserver.executor import Executor
+from envserver.keys import load_api_keys, load_signing_keys
+from envserver.limits import BodyLimitMiddleware
+from envserver.metrics import Metrics, MetricsMiddleware
+from envserver.problems import install_problem_handlers
+from envserver.registry import get_registry
+from envserver.routes import router
+from envserver.service import Service
+from envserver.tokens import StateTokens
+
+DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
+
+Episodes live in signed **state tokens** the client carries; single-turn tasks are named by
+**task ids** (`<env>@<version>/<seed>[?option=value]`) so references never travel. Errors are
+`application/problem+json`. Statuses: `ok` (scored), `invalid` (malformed response, reward 0),
+`timeout` and `error` (no reward: mask the item).
+"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app for ``settings`` (from the environment by default). The worker pool starts with
+    the app's lifespan and stops with it."""
+    settings = settings or Settings()
+    registry = get_registry()
+    metrics = Metrics()
+    tokens = StateTokens(load_signing_keys(settings), max_state_bytes=settings.max_state_bytes)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        executor = Executor(
+            settings.pool_workers,
+            max_queue_items=settings.max_queue_items,
+            retry_after_s=settings.retry_after_s,
+            initializer=worker.warm_up,
+            preload=registry.modules,
+        )
+        app.state.service = Service(settings, registry, executor, tokens, metrics)
+        try:
+            yield
+        finally:
+            executor.close()
+
+    app = FastAPI(
+        title="envserver",
+        version=envserver.__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.state.catalogue = build_catalogue(registry)
+    install_problem_handlers(app)
+    app.include_router(router)
+    # Outermost first: count everything, refuse oversized bodies, then check keys.
+    app.add_middleware(
+        ApiKeyMiddleware,
+        keys=load_api_keys(settings),
+        protect_metrics=settings.metrics_require_auth,
+    )
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    return app
+
+
+def run(settings: Settings | None = None) -> None:
+    """Serve with uvicorn on ``settings.host:settings.port``."""
+    import uvicorn  # noqa: PLC0415 - only the serving path needs it
+
+    settings = settings or Settings()
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    uvicorn.run(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        access_log=False,
+    )

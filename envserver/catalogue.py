@@ -1,0 +1,46 @@
+"""The catalogue: what ``GET /v1/envs`` publishes, built once from the registry."""
+
+from __future__ import annotations
+
+from environments.base import Environment
+from envserver.registry import Registry
+from envserver.wire import Catalogue, DisabledFamily, EnvInfo, VerifierInfo
+from verifiers.base import Verifier
+
+
+def env_info(env: Environment) -> EnvInfo:
+    """One environment's public spec, options as JSON Schema."""
+    spec = env.spec
+    return EnvInfo(
+        id=spec.id,
+        version=spec.version,
+        family=spec.family,
+        description=spec.description,
+        kind=spec.kind,
+        action_format=spec.action_format,
+        observation_format=spec.observation_format,
+        options_schema=spec.options_model.model_json_schema(),
+        verifier=spec.verifier,
+        timeout_s=spec.timeout_s,
+        max_episode_steps=spec.max_episode_steps,
+    )
+
+
+def verifier_info(verifier: Verifier) -> VerifierInfo:
+    """One verifier's public spec, options as JSON Schema."""
+    return VerifierInfo(
+        name=verifier.name,
+        version=verifier.version,
+        description=verifier.description,
+        options_schema=verifier.options_model.model_json_schema(),
+        timeout_s=verifier.timeout_s,
+    )
+
+
+def build_catalogue(registry: Registry) -> Catalogue:
+    """Every environment and verifier, and the families that are disabled and why."""
+    return Catalogue(
+        envs=[env_info(env) for env in registry.envs.values()],
+        verifiers=[verifier_info(v) for v in registry.verifiers.values()],
+        disabled=[DisabledFamily(name=n, reason=r) for n, r in registry.disabled.items()],
+    )

@@ -1,0 +1,71 @@
+"""Server configuration from ``ENVSERVER_*`` environment variables (pydantic-settings)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+
+def _default_pool_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)))
+
+
+class Settings(BaseSettings):
+    """Every knob of the server; each one is ``ENVSERVER_<NAME>`` in the environment."""
+
+    model_config = SettingsConfigDict(env_prefix="ENVSERVER_", extra="ignore")
+
+    host: str = Field("127.0.0.1", description="Bind address; loopback unless exposed on purpose.")
+    port: int = Field(8000, ge=0, le=65535)
+    data_dir: Path = Field(Path("data"), description="Holds the generated state-token key file.")
+    secret: SecretStr | None = Field(
+        None,
+        description="State-token signing secret. Unset: a key file in data_dir, generated once. "
+        "Replicas that share it accept each other's tokens.",
+    )
+    previous_secrets: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description="Older secrets still accepted when opening tokens (key rotation).",
+    )
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description="Bearer keys, each 'name:key' or 'key'. Empty with no api_keys_file: open.",
+    )
+    api_keys_file: Path | None = Field(None, description="One 'name:key' or 'key' per line.")
+    pool_workers: int = Field(
+        default_factory=_default_pool_workers, ge=1, le=256, description="Worker processes."
+    )
+    max_queue_items: int = Field(
+        4096, ge=1, description="Items waiting or running in the pool before answering 429."
+    )
+    max_batch_items: int = Field(2048, ge=1, description="Items in one batch request.")
+    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="Request body limit.")
+    max_state_bytes: int = Field(
+        4 * 1024 * 1024, ge=1024, description="Decompressed size limit of one state token."
+    )
+    max_item_timeout_s: float = Field(
+        120.0, gt=0, description="Upper bound for a client's per-item timeout."
+    )
+    request_timeout_s: float = Field(
+        600.0, gt=0, description="Whole-request deadline, queueing included (then 504)."
+    )
+    retry_after_s: int = Field(1, ge=1, description="Retry-After sent with 429.")
+    plugins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Extra modules to load families from (each may export ENVIRONMENTS, "
+        "VERIFIERS or VERIFIER), e.g. 'mypkg.myfamily'.",
+    )
+    log_level: str = "info"
+    metrics_require_auth: bool = Field(False, description="Also require an API key for /metrics.")
+
+    @field_validator("api_keys", "previous_secrets", "plugins", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        # Environment variables hold lists as "a,b,c", not JSON.
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value

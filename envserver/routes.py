@@ -1,0 +1,109 @@
+"""The v1 HTTP routes. Thin: the logic lives in ``envserver.service``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+import envserver
+from envserver.catalogue import env_info
+from envserver.service import Service
+from envserver.wire import (
+    BatchResetRequest,
+    BatchResetResponse,
+    BatchStepRequest,
+    BatchStepResponse,
+    Catalogue,
+    EnvInfo,
+    Health,
+    ResetRequest,
+    ResetResponse,
+    StepRequest,
+    StepResponse,
+    VerifyRequest,
+    VerifyResponse,
+)
+
+router = APIRouter()
+ENV_PATH = "/v1/envs/{env_id:path}"
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+@router.get("/v1/envs", tags=["catalogue"])
+async def list_envs(request: Request) -> Catalogue:
+    """Every environment and verifier with its options schema, and the disabled families."""
+    catalogue: Catalogue = request.app.state.catalogue
+    return catalogue
+
+
+@router.post(ENV_PATH + "/reset/batch", tags=["episodes"])
+async def reset_batch(env_id: str, body: BatchResetRequest, request: Request) -> BatchResetResponse:
+    """Reset many episodes; results in request order, each with its own status."""
+    return BatchResetResponse(results=await _service(request).reset(env_id, body.items, batch=True))
+
+
+@router.post(ENV_PATH + "/step/batch", tags=["episodes"])
+async def step_batch(env_id: str, body: BatchStepRequest, request: Request) -> BatchStepResponse:
+    """Step many episodes; results in request order, each with its own status."""
+    return BatchStepResponse(results=await _service(request).step(env_id, body.items, batch=True))
+
+
+@router.post(ENV_PATH + "/reset", tags=["episodes"])
+async def reset(env_id: str, body: ResetRequest, request: Request) -> ResetResponse:
+    """Start an episode by seed and options, or by task id. The state token carries it on."""
+    return (await _service(request).reset(env_id, [body], batch=False))[0]
+
+
+@router.post(ENV_PATH + "/step", tags=["episodes"])
+async def step(env_id: str, body: StepRequest, request: Request) -> StepResponse:
+    """Apply an action to the episode in the state token."""
+    return (await _service(request).step(env_id, [body], batch=False))[0]
+
+
+@router.get(ENV_PATH, tags=["catalogue"])
+async def get_env(env_id: str, request: Request) -> EnvInfo:
+    """One environment's spec."""
+    return env_info(_service(request).env(env_id))
+
+
+@router.post("/v1/verify", tags=["verification"])
+async def verify(body: VerifyRequest, request: Request) -> VerifyResponse:
+    """Score a batch of responses against references or task ids."""
+    return await _service(request).verify(body)
+
+
+@router.get("/healthz", tags=["operations"])
+async def healthz() -> Health:
+    """Liveness: the process answers."""
+    return Health(status="ok", version=envserver.__version__)
+
+
+@router.get("/readyz", tags=["operations"], responses={503: {"model": Health}})
+async def readyz(request: Request, response: Response) -> Health:
+    """Readiness: the worker pool runs and at least one environment is loaded."""
+    service = _service(request)
+    pool_ok = service.executor.alive
+    ready = pool_ok and bool(service.registry.envs)
+    if not ready:
+        response.status_code = 503
+    return Health(
+        status="ok" if ready else "unavailable",
+        version=envserver.__version__,
+        detail="" if ready else ("worker pool is down" if not pool_ok else "no environment loaded"),
+        pool_workers=service.executor.workers,
+        in_flight=service.executor.in_flight,
+        envs=len(service.registry.envs),
+        disabled=request.app.state.catalogue.disabled,
+    )
+
+
+@router.get("/metrics", tags=["operations"], response_class=Response)
+async def metrics(request: Request) -> Response:
+    """Prometheus metrics."""
+    service = _service(request)
+    service.metrics.in_flight.set(service.executor.in_flight)
+    return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,359 @@
+"""The request logic behind the routes: validate, schedule on the pool, shape the results.
+
+Single and batch forms share one path (a single call is a batch of one), so they cannot drift.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from environments.base import (
+    Environment,
+    EnvironmentInputError,
+    EpisodeFinished,
+    ResetResult,
+    SingleTurnScoring,
+    StepResult,
+)
+from environments.task_id import MAX_SEED, TaskId, TaskIdError
+from envserver import worker
+from envserver.config import Settings
+from envserver.executor import Call, Executor, Outcome, Overloaded
+from envserver.metrics import Metrics
+from envserver.problems import Problem
+from envserver.registry import Registry, UnknownEnvironment, UnknownVerifier
+from envserver.tokens import StateTokens, TokenError
+from envserver.wire import (
+    ResetRequest,
+    ResetResponse,
+    StepRequest,
+    StepResponse,
+    VerifyItem,
+    VerifyRequest,
+    VerifyResponse,
+    VerifyResult,
+)
+from verifiers.score import Score
+
+log = logging.getLogger("envserver")
+T = TypeVar("T")
+
+
+def _where(index: int | None, *loc: str) -> str:
+    return ".".join(([f"items.{index}"] if index is not None else []) + list(loc))
+
+
+def _validate_options(
+    model: type[BaseModel], raw: dict[str, Any], index: int | None, field: str
+) -> BaseModel:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        errors = [
+            {"loc": [field, *map(str, e["loc"])], "msg": e["msg"], "type": e["type"]}
+            for e in exc.errors()
+        ]
+        first = errors[0]
+        raise Problem(
+            422,
+            f"{_where(index, *first['loc'])}: {first['msg']}",
+            kind="invalid-options",
+            extra={"errors": errors},
+        ) from None
+
+
+@dataclass
+class Service:
+    """Everything a request needs: settings, families, the pool and the token signer."""
+
+    settings: Settings
+    registry: Registry
+    executor: Executor
+    tokens: StateTokens
+    metrics: Metrics
+
+    # --- lookups -------------------------------------------------------------------------------
+
+    def env(self, env_id: str) -> Environment:
+        """The environment or a 404 problem."""
+        try:
+            return self.registry.env(env_id)
+        except UnknownEnvironment as exc:
+            raise Problem(404, str(exc), kind="unknown-environment") from None
+
+    def _timeout(self, requested: float | None, default: float) -> float:
+        return min(requested or default, self.settings.max_item_timeout_s)
+
+    def _check_batch(self, size: int) -> None:
+        if size > self.settings.max_batch_items:
+            raise Problem(
+                413,
+                f"{size} items in one request; the limit is {self.settings.max_batch_items}",
+                kind="batch-too-large",
+            )
+
+    def _task(self, text: str, index: int | None) -> tuple[Environment, TaskId, BaseModel]:
+        try:
+            task = TaskId.parse(text)
+        except TaskIdError as exc:
+            raise Problem(
+                400, f"{_where(index, 'task_id')}: {exc}", kind="malformed-task-id"
+            ) from None
+        env = self.env(task.env)
+        if task.version != env.spec.version:
+            raise Problem(
+                404,
+                f"{_where(index, 'task_id')}: task {text!r} is for {task.env}@{task.version}; "
+                f"this server serves {task.env}@{env.spec.version}",
+                kind="unknown-task",
+            )
+        try:
+            options = env.spec.options_model.model_validate(task.options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise Problem(
+                400,
+                f"{_where(index, 'task_id')}: option {'.'.join(map(str, first['loc']))}: "
+                f"{first['msg']}",
+                kind="malformed-task-id",
+            ) from None
+        return env, task, options
+
+    def task_id(self, env: Environment, seed: int, options: BaseModel) -> str:
+        """The canonical id of the task ``(seed, options)`` names."""
+        return TaskId.format(
+            env.spec.id,
+            env.spec.version,
+            seed,
+            options.model_dump(mode="json", exclude_defaults=True),
+        )
+
+    def _open(self, token: str, env: Environment, index: int | None) -> Any:
+        try:
+            return self.tokens.open(token, env.spec.id, env.spec.version)
+        except TokenError as exc:
+            raise Problem(
+                403 if exc.forbidden else 400,
+                f"{_where(index, 'state')}: {exc.detail}",
+                kind=exc.kind,
+            ) from None
+
+    def _issue(self, env: Environment, state: Any) -> str:
+        try:
+            return self.tokens.issue(env.spec.id, env.spec.version, state)
+        except (TypeError, ValueError) as exc:  # a family bug: its state is not JSON or too big
+            raise Problem(500, f"{env.spec.id} produced an unusable state: {exc}") from None
+
+    async def _run(self, kind: str, target: str, calls: Sequence[Call[T]]) -> list[Outcome[T]]:
+        try:
+            async with asyncio.timeout(self.settings.request_timeout_s):
+                outcomes = await self.executor.run(calls)
+        except Overloaded as exc:
+            self.metrics.rejected.inc(len(calls))
+            raise Problem(
+                429,
+                f"the server is busy ({exc}); retry later",
+                kind="overloaded",
+                headers={"Retry-After": str(exc.retry_after_s)},
+            ) from None
+        except TimeoutError:
+            raise Problem(
+                504,
+                f"the request did not finish within {self.settings.request_timeout_s:g} s",
+                kind="request-timeout",
+            ) from None
+        for outcome in outcomes:
+            if outcome.status != "ok":
+                self.metrics.worker_failures.labels(outcome.status).inc()
+            self.metrics.item_seconds.labels(kind, target).observe(outcome.seconds)
+        return outcomes
+
+    @staticmethod
+    def _client_error(outcome: Outcome[Any], index: int | None) -> None:
+        # Exceptions that mean the caller's input was unusable are request errors, not items.
+        if isinstance(outcome.raised, EpisodeFinished):
+            raise Problem(
+                409, f"{_where(index, 'state')}: {outcome.raised}", kind="episode-finished"
+            )
+        if isinstance(outcome.raised, EnvironmentInputError):
+            raise Problem(400, f"{_where(index)}: {outcome.raised}".lstrip(": "), kind="bad-input")
+        if outcome.raised is not None:
+            log.error(
+                "family code raised: %s\n%s",
+                outcome.detail,
+                getattr(outcome.raised, "traceback", ""),
+            )
+
+    # --- episodes ------------------------------------------------------------------------------
+
+    async def reset(
+        self, env_id: str, requests: Sequence[ResetRequest], batch: bool
+    ) -> list[ResetResponse]:
+        """Reset ``len(requests)`` episodes of ``env_id``."""
+        self._check_batch(len(requests))
+        env = self.env(env_id)
+        plans: list[tuple[int, BaseModel]] = []
+        for index, request in enumerate(requests):
+            where = index if batch else None
+            if request.task_id is not None:
+                task_env, task, options = self._task(request.task_id, where)
+                if task_env is not env:
+                    raise Problem(
+                        400,
+                        f"{_where(where, 'task_id')}: the task is {task.env!r}'s, not {env_id!r}'s",
+                        kind="foreign-task",
+                    )
+                plans.append((task.seed, options))
+            else:
+                seed = request.seed if request.seed is not None else secrets.randbelow(MAX_SEED + 1)
+                plans.append(
+                    (
+                        seed,
+                        _validate_options(
+                            env.spec.options_model, request.options, where, "options"
+                        ),
+                    )
+                )
+        calls = [
+            Call(
+                worker.reset,
+                (env_id, seed, options.model_dump(mode="json")),
+                self._timeout(None, env.spec.timeout_s),
+            )
+            for seed, options in plans
+        ]
+        outcomes: list[Outcome[ResetResult]] = await self._run("reset", env_id, calls)
+        responses = []
+        for index, ((seed, options), outcome) in enumerate(zip(plans, outcomes, strict=True)):
+            self._client_error(outcome, index if batch else None)
+            self.metrics.items.labels("reset", env_id, outcome.status).inc()
+            if outcome.value is None:
+                responses.append(ResetResponse(status=outcome.status, detail=outcome.detail))
+                continue
+            result = outcome.value
+            responses.append(
+                ResetResponse(
+                    observation=result.observation,
+                    state=self._issue(env, result.state),
+                    task_id=self.task_id(env, seed, options),
+                    info=result.info,
+                )
+            )
+        return responses
+
+    async def step(
+        self, env_id: str, requests: Sequence[StepRequest], batch: bool
+    ) -> list[StepResponse]:
+        """Step ``len(requests)`` episodes of ``env_id``."""
+        self._check_batch(len(requests))
+        env = self.env(env_id)
+        states = [self._open(r.state, env, i if batch else None) for i, r in enumerate(requests)]
+        timeout = self._timeout(None, env.spec.timeout_s)
+        calls = [
+            Call(worker.step, (env_id, s, r.action), timeout)
+            for s, r in zip(states, requests, strict=True)
+        ]
+        outcomes: list[Outcome[StepResult]] = await self._run("step", env_id, calls)
+        responses = []
+        for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
+            self._client_error(outcome, index if batch else None)
+            result = outcome.value
+            if result is None:
+                self.metrics.items.labels("step", env_id, outcome.status).inc()
+                responses.append(
+                    StepResponse(status=outcome.status, detail=outcome.detail, state=request.state)
+                )
+                continue
+            score = result.score
+            self.metrics.items.labels("step", env_id, score.status).inc()
+            responses.append(
+                StepResponse(
+                    status=score.status,
+                    detail=score.detail,
+                    observation=result.observation,
+                    reward=score.reward,
+                    components=score.components,
+                    terminated=result.terminated,
+                    truncated=result.truncated,
+                    state=self._issue(env, result.state),
+                    info=result.info,
+                )
+            )
+        return responses
+
+    # --- verification --------------------------------------------------------------------------
+
+    def _verify_call(
+        self, request: VerifyRequest, item: VerifyItem, index: int
+    ) -> tuple[str, Call[Score]]:
+        if item.task_id is not None:
+            env, task, options = self._task(item.task_id, index)
+            if not isinstance(env, SingleTurnScoring):
+                raise Problem(
+                    400,
+                    f"items.{index}.task_id: {task.env} is a multi-turn environment; "
+                    "drive it with reset/step",
+                    kind="not-single-turn",
+                )
+            timeout = self._timeout(request.timeout_s, env.spec.timeout_s)
+            args: tuple[Any, ...] = (
+                task.env,
+                task.seed,
+                options.model_dump(mode="json"),
+                item.response,
+            )
+            return task.env, Call(worker.score_task, args, timeout)
+        if request.verifier is None:
+            raise Problem(
+                422,
+                f"items.{index}: an item with a reference needs the request's 'verifier'",
+                kind="validation-error",
+            )
+        try:
+            check = self.registry.verifier(request.verifier)
+        except UnknownVerifier as exc:
+            raise Problem(404, str(exc), kind="unknown-verifier") from None
+        options = _validate_options(
+            check.options_model, {**request.options, **(item.options or {})}, index, "options"
+        )
+        args = (check.name, item.response, item.reference, options.model_dump(mode="json"))
+        return check.name, Call(
+            worker.verify, args, self._timeout(request.timeout_s, check.timeout_s)
+        )
+
+    async def verify(self, request: VerifyRequest) -> VerifyResponse:
+        """Score every item; results in request order, each with its own status."""
+        self._check_batch(len(request.items))
+        planned = [self._verify_call(request, item, i) for i, item in enumerate(request.items)]
+        target = request.verifier or (
+            planned[0][0] if len({t for t, _ in planned}) == 1 else "mixed"
+        )
+        outcomes: list[Outcome[Score]] = await self._run("verify", target, [c for _, c in planned])
+        results = []
+        for index, (item, (name, _), outcome) in enumerate(
+            zip(request.items, planned, outcomes, strict=True)
+        ):
+            self._client_error(outcome, index)
+            score = outcome.value or Score(
+                None, outcome.status if outcome.status != "ok" else "error", detail=outcome.detail
+            )
+            self.metrics.items.labels("verify", name, score.status).inc()
+            results.append(
+                VerifyResult(
+                    id=item.id,
+                    reward=score.reward,
+                    status=score.status,
+                    components=score.components,
+                    detail=score.detail,
+                    extra=score.extra,
+                    latency_ms=round(outcome.seconds * 1000, 3),
+                )
+            )
+        return VerifyResponse(results=results)

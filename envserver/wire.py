@@ -1,0 +1,216 @@
+"""Wire schemas (pydantic v2): the JSON bodies of the v1 HTTP API.
+
+Light on purpose: clients import this module, so it depends on pydantic alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from environments.task_id import MAX_SEED
+
+MAX_ACTION_CHARS = 1_000_000
+MAX_TOKEN_CHARS = 8_000_000
+
+Status = Literal["ok", "invalid", "timeout", "error"]
+ItemStatus = Literal["ok", "timeout", "error"]
+
+
+class WireModel(BaseModel):
+    """Unknown fields are refused, so a typo in a request is an error rather than ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChatMessage(WireModel):
+    """One chat message of an observation."""
+
+    role: str
+    content: str
+
+
+Observation = str | list[ChatMessage]
+
+
+# --- catalogue -------------------------------------------------------------------------------
+
+
+class EnvInfo(WireModel):
+    """One environment of the catalogue."""
+
+    id: str
+    version: str
+    family: str
+    description: str
+    kind: Literal["single_turn", "multi_turn"]
+    action_format: str
+    observation_format: Literal["text", "chat"]
+    options_schema: dict[str, Any]
+    verifier: str | None = None
+    timeout_s: float
+    max_episode_steps: int | None = None
+
+
+class VerifierInfo(WireModel):
+    """One verifier of the catalogue."""
+
+    name: str
+    version: str
+    description: str
+    options_schema: dict[str, Any]
+    timeout_s: float
+
+
+class DisabledFamily(WireModel):
+    """A family that could not be loaded, and why (usually a missing optional extra)."""
+
+    name: str
+    reason: str
+
+
+class Catalogue(WireModel):
+    """``GET /v1/envs``."""
+
+    envs: list[EnvInfo]
+    verifiers: list[VerifierInfo]
+    disabled: list[DisabledFamily] = Field(default_factory=list)
+
+
+# --- episodes --------------------------------------------------------------------------------
+
+
+class ResetRequest(WireModel):
+    """Start an episode by ``seed`` and ``options``, or by ``task_id``; neither: a random seed."""
+
+    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+    options: dict[str, Any] = Field(default_factory=dict)
+    task_id: str | None = Field(None, max_length=1024)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> ResetRequest:
+        if self.task_id is not None and (self.seed is not None or self.options):
+            raise ValueError("give either task_id or seed/options, not both")
+        return self
+
+
+class ResetResponse(WireModel):
+    """The first observation and the state token for the next step."""
+
+    status: ItemStatus = "ok"
+    detail: str = ""
+    observation: Observation | None = None
+    state: str | None = None
+    task_id: str | None = None
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class StepRequest(WireModel):
+    """Apply ``action`` to the episode the ``state`` token carries."""
+
+    state: str = Field(max_length=MAX_TOKEN_CHARS)
+    action: str = Field(max_length=MAX_ACTION_CHARS)
+
+
+class StepResponse(WireModel):
+    """One transition. ``status`` is how the step was scored: on ``timeout``/``error`` the reward
+    is null (mask it) and ``state`` is the unchanged input token, so the step can be retried."""
+
+    status: Status = "ok"
+    detail: str = ""
+    observation: Observation | None = None
+    reward: float | None = None
+    components: dict[str, float] = Field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
+    state: str | None = None
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class BatchResetRequest(WireModel):
+    """Many resets in one call (vector envs)."""
+
+    items: list[ResetRequest] = Field(min_length=1)
+
+
+class BatchResetResponse(WireModel):
+    """Results in request order."""
+
+    results: list[ResetResponse]
+
+
+class BatchStepRequest(WireModel):
+    """Many steps in one call (vector envs, tree-search expansions)."""
+
+    items: list[StepRequest] = Field(min_length=1)
+
+
+class BatchStepResponse(WireModel):
+    """Results in request order."""
+
+    results: list[StepResponse]
+
+
+# --- verification ----------------------------------------------------------------------------
+
+
+class VerifyItem(WireModel):
+    """One response to score, against a ``reference`` (with a verifier) or a ``task_id``."""
+
+    response: str = Field(max_length=MAX_ACTION_CHARS)
+    task_id: str | None = Field(None, max_length=1024)
+    reference: Any = None
+    options: dict[str, Any] | None = None
+    id: str | None = Field(None, max_length=256, description="Echoed back for correlation.")
+
+    @model_validator(mode="after")
+    def _one_target(self) -> VerifyItem:
+        if (self.task_id is None) == (self.reference is None):
+            raise ValueError("give exactly one of task_id or reference")
+        if self.task_id is not None and self.options is not None:
+            raise ValueError("options belong in the task id when scoring by task_id")
+        return self
+
+
+class VerifyRequest(WireModel):
+    """Score a batch. Items with a ``reference`` need ``verifier``; items with a ``task_id`` name
+    their environment in it, so the reference never travels."""
+
+    verifier: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict, description="Defaults for every item.")
+    timeout_s: float | None = Field(None, gt=0, description="Per-item limit (capped by server).")
+    items: list[VerifyItem] = Field(min_length=1)
+
+
+class VerifyResult(WireModel):
+    """The Score of one item, in request order."""
+
+    id: str | None = None
+    reward: float | None
+    status: Status
+    components: dict[str, float] = Field(default_factory=dict)
+    detail: str = ""
+    extra: dict[str, Any] = Field(default_factory=dict)
+    latency_ms: float = 0.0
+
+
+class VerifyResponse(WireModel):
+    """``POST /v1/verify``."""
+
+    results: list[VerifyResult]
+
+
+# --- operations ------------------------------------------------------------------------------
+
+
+class Health(WireModel):
+    """``/healthz`` and ``/readyz``."""
+
+    status: Literal["ok", "unavailable"]
+    version: str
+    detail: str = ""
+    pool_workers: int | None = None
+    in_flight: int | None = None
+    envs: int | None = None
+    disabled: list[DisabledFamily] = Field(default_factory=list)

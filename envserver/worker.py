@@ -1,0 +1,65 @@
+"""What runs inside the pool's worker processes: the registry's families, called by name.
+
+Arguments and results cross the process boundary by pickle, so options travel as plain dicts
+and are validated again here against the family's model.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from environments.base import ResetResult, SingleTurnScoring, StepResult
+from envserver.registry import get_registry
+from verifiers.score import Score
+
+log = logging.getLogger("envserver.worker")
+
+
+def warm_up() -> None:
+    """Pool initializer: import every family and exercise it once, so the first real item does
+    not pay for imports and first-call set-up (math-verify's first call costs 100-300 ms)."""
+    registry = get_registry()
+    for check in registry.verifiers.values():
+        if check.example is not None:
+            try:
+                check(*check.example)
+            except Exception:  # warming is best effort; the real call reports any failure
+                log.exception("warming verifier %s failed", check.name)
+    for env in registry.envs.values():
+        try:
+            first = env.reset(0, env.spec.options_model())
+            env.step(first.state, env.expert_action(first.state))
+        except Exception:  # warming is best effort; the real call reports any failure
+            log.exception("warming %s failed", env.spec.id)
+
+
+def reset(env_id: str, seed: int, options: dict[str, Any]) -> ResetResult:
+    """``Environment.reset`` of ``env_id``."""
+    env = get_registry().env(env_id)
+    return env.reset(seed, env.spec.options_model.model_validate(options))
+
+
+def step(env_id: str, state: Any, action: str) -> StepResult:
+    """``Environment.step`` of ``env_id``."""
+    return get_registry().env(env_id).step(state, action)
+
+
+def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:
+    """Score ``response`` against ``reference`` with the named verifier."""
+    check = get_registry().verifier(verifier)
+    return check(response, reference, check.options_model.model_validate(options))
+
+
+def score_task(env_id: str, seed: int, options: dict[str, Any], response: str) -> Score:
+    """Score ``response`` for the task ``(env_id, seed, options)`` names."""
+    env = get_registry().env(env_id)
+    if not isinstance(env, SingleTurnScoring):
+        raise TypeError(f"{env_id} cannot score a single response")
+    return env.score_response(seed, env.spec.options_model.model_validate(options), response)
+
+
+def ping() -> int:
+    """A no-op round trip for readiness checks: the worker's pid."""
+    return os.getpid()

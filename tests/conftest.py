@@ -1,0 +1,32 @@
+"""Shared fixtures: a real uvicorn server on loopback, started as its own process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envserver.testing import ROOT, LiveServer
+
+SHARED = ROOT.parent / "shared"
+# The test servers also load verifiers that hang, spin, crash and raise on purpose.
+TEST_PLUGINS = {"ENVSERVER_PLUGINS": "tests.plugins.faulty", "ENVSERVER_POOL_WORKERS": "2"}
+
+
+def make_server(workdir: Path, **env: str) -> LiveServer:
+    """A server configured like the shared one, plus ``env``; not started."""
+    return LiveServer(workdir, **{**TEST_PLUGINS, **env})
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One shared server for the end-to-end tests (open: no API keys)."""
+    with make_server(tmp_path_factory.mktemp("server")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def base_url(live_server: LiveServer) -> str:
+    """The shared server's URL."""
+    return live_server.base_url

@@ -1,0 +1,165 @@
+"""The design's contract tests, run for every registered family automatically.
+
+Reference (expert) answers score 1, junk scores 0 with status "invalid", regeneration from a seed
+is byte-identical (also in another process), and states round-trip through tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import httpx
+import pytest
+
+from environments.base import Environment, ResetResult, SingleTurnScoring
+from envserver.registry import discover, get_registry
+from envserver.testing import ROOT
+from envserver.tokens import StateTokens
+
+REGISTRY = get_registry()
+ENVS = sorted(REGISTRY.envs)
+VERIFIERS = sorted(REGISTRY.verifiers)
+JUNK = ("", "lorem ipsum dolor")
+SEEDS = (0, 1, 2, 12345, 2**63 - 1)
+MAX_STEPS = 200
+
+
+def env(env_id: str) -> Environment:
+    return REGISTRY.envs[env_id]
+
+
+def dump(result: ResetResult) -> str:
+    return json.dumps(asdict(result), sort_keys=True)
+
+
+def test_every_family_loads() -> None:
+    assert ENVS, "no environment registered"
+    assert REGISTRY.disabled == {}, REGISTRY.disabled
+
+
+def test_a_missing_optional_dependency_disables_only_its_family() -> None:
+    registry = discover(["tests.plugins.needs_missing"])
+    assert "envserver_tests_missing_dependency" in registry.disabled["tests.plugins.needs_missing"]
+    assert set(registry.envs) == set(REGISTRY.envs)
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_expert_scores_one(env_id: str) -> None:
+    environment = env(env_id)
+    options = environment.spec.options_model()
+    for seed in SEEDS:
+        state = environment.reset(seed, options).state
+        for _ in range(MAX_STEPS):
+            result = environment.step(state, environment.expert_action(state))
+            state = result.state
+            if result.terminated or result.truncated:
+                break
+        assert result.terminated, f"{env_id} seed {seed}: the expert did not finish"
+        assert result.score.status == "ok", result.score
+        assert result.score.reward == 1.0, result.score
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+@pytest.mark.parametrize("junk", JUNK)
+def test_junk_scores_zero_and_invalid(env_id: str, junk: str) -> None:
+    environment = env(env_id)
+    for seed in SEEDS[:3]:
+        first = environment.reset(seed, environment.spec.options_model())
+        result = environment.step(first.state, junk)
+        assert result.score.status == "invalid", result.score
+        assert result.score.reward == 0.0
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_single_turn_scoring_matches_the_episode(env_id: str) -> None:
+    environment = env(env_id)
+    if not isinstance(environment, SingleTurnScoring):
+        pytest.skip(f"{env_id} is multi-turn: it scores through episodes only")
+    options = environment.spec.options_model()
+    state = environment.reset(3, options).state
+    expert = environment.expert_action(state)
+    assert environment.score_response(3, options, expert) == environment.step(state, expert).score
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_regeneration_is_byte_identical_within_a_process(env_id: str) -> None:
+    environment = env(env_id)
+    options = environment.spec.options_model()
+    for seed in SEEDS:
+        assert dump(environment.reset(seed, options)) == dump(environment.reset(seed, options))
+
+
+def _dump_in_fresh_process(env_id: str) -> list[str]:
+    # Another interpreter with another hash seed: nothing may depend on hash order or globals.
+    code = (
+        "import json, sys\n"
+        "from dataclasses import asdict\n"
+        "from envserver.registry import get_registry\n"
+        f"env = get_registry().envs[{env_id!r}]\n"
+        f"print(json.dumps([json.dumps(asdict(env.reset(s, env.spec.options_model())), "
+        f"sort_keys=True) for s in {SEEDS!r}]))\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"},
+    ).stdout
+    result: list[str] = json.loads(output)
+    return result
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_regeneration_is_byte_identical_across_processes(env_id: str) -> None:
+    environment = env(env_id)
+    options = environment.spec.options_model()
+    assert _dump_in_fresh_process(env_id) == [dump(environment.reset(s, options)) for s in SEEDS]
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_states_round_trip_through_tokens(env_id: str) -> None:
+    environment = env(env_id)
+    tokens = StateTokens([b"contract-test-key-0123456789abcd"], max_state_bytes=1 << 22)
+    spec = environment.spec
+    state = environment.reset(11, spec.options_model()).state
+    for action in (JUNK[1], environment.expert_action(state)):
+        reopened = tokens.open(tokens.issue(spec.id, spec.version, state), spec.id, spec.version)
+        assert reopened == state
+        assert environment.step(reopened, action) == environment.step(state, action)
+
+
+@pytest.mark.parametrize("verifier", VERIFIERS)
+def test_verifier_example_scores_one_and_junk_is_invalid(verifier: str) -> None:
+    check = REGISTRY.verifiers[verifier]
+    assert check.example is not None, f"{verifier} has no example"
+    response, reference = check.example
+    assert check(response, reference).reward == 1.0
+    for junk in JUNK:
+        score = check(junk, reference)
+        assert (score.status, score.reward) == ("invalid", 0.0)
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_the_served_environment_is_the_registered_one(env_id: str, base_url: str) -> None:
+    # Over HTTP: same first observation, and the token carries the state to the same step.
+    environment = env(env_id)
+    first = environment.reset(21, environment.spec.options_model())
+    with httpx.Client(base_url=base_url, timeout=30) as http:
+        reset = http.post(f"/v1/envs/{env_id}/reset", json={"seed": 21}).json()
+        assert reset["observation"] == first.observation
+        action = environment.expert_action(first.state)
+        step: dict[str, Any] = http.post(
+            f"/v1/envs/{env_id}/step", json={"state": reset["state"], "action": action}
+        ).json()
+    local = environment.step(first.state, action)
+    assert (step["reward"], step["status"], step["terminated"]) == (
+        local.score.reward,
+        local.score.status,
+        local.terminated,
+    )
