@@ -29,11 +29,14 @@ MAX_ATTEMPTS_LIMIT = 20
 
 @dataclass(frozen=True)
 class Task:
-    """One generated task. ``reference`` stays on the server; ``metadata`` may be shown."""
+    """One generated task. ``reference`` stays on the server; ``metadata`` may be shown;
+    ``verifier_options`` are how this task's responses are checked (the verifier's defaults
+    where empty)."""
 
     prompt: Observation
     reference: JSONValue
     metadata: dict[str, JSONValue] = field(default_factory=dict)
+    verifier_options: dict[str, JSONValue] = field(default_factory=dict)
 
 
 class TaskFamily(Protocol):
@@ -138,22 +141,31 @@ class SingleTurnEnvironment:
             raise EpisodeFinished("this episode has ended; reset to start a new one")
         return seed, options, attempt
 
+    def _score(self, task: Task, response: str) -> Score:
+        verifier = self._family.verifier
+        return verifier(response, task.reference, verifier.options_model(**task.verifier_options))
+
     def reset(self, seed: int, options: BaseModel) -> ResetResult:
         """The task's prompt; the state records the task and the attempts used."""
         task = self._task(seed, options)
         state = {"seed": seed, "options": options.model_dump(mode="json"), "attempt": 0}
-        return ResetResult(task.prompt, state, {"metadata": task.metadata})
+        return ResetResult(task.prompt, state, {"metadata": dict(task.metadata)})
 
     def step(self, state: JSONValue, action: str) -> StepResult:
         """Score the answer; with attempts left, a wrong answer gets feedback and continues."""
         seed, options, attempt = self._options_from_state(state)
         task = self._task(seed, options)
-        score = self._family.verifier(action, task.reference)
+        score = self._score(task, action)
+        max_attempts: int = getattr(options, "max_attempts", 1)
         if score.status in ("timeout", "error"):
             # Infrastructure failed: the attempt is not consumed and the state does not move.
-            return StepResult("", score, False, False, state, {"metadata": task.metadata})
+            info = {
+                "metadata": dict(task.metadata),
+                "attempt": attempt,
+                "max_attempts": max_attempts,
+            }
+            return StepResult("", score, False, False, state, info)
         attempt += 1
-        max_attempts: int = getattr(options, "max_attempts", 1)
         solved = score.reward is not None and score.reward >= 1.0
         done = solved or attempt >= max_attempts
         next_state = {**state, "attempt": attempt, "done": done}
@@ -164,7 +176,7 @@ class SingleTurnEnvironment:
             observation = (
                 f"Attempt {attempt} of {max_attempts} was not accepted: {reason}. Try again."
             )
-        info = {"metadata": task.metadata, "attempt": attempt, "max_attempts": max_attempts}
+        info = {"metadata": dict(task.metadata), "attempt": attempt, "max_attempts": max_attempts}
         return StepResult(observation, score, done, False, next_state, info)
 
     def expert_action(self, state: JSONValue) -> str:
@@ -174,4 +186,4 @@ class SingleTurnEnvironment:
 
     def score_response(self, seed: int, options: BaseModel, response: str) -> Score:
         """Score one response for a task without an episode (``/v1/verify`` by task id)."""
-        return self._family.verifier(response, self._task(seed, options).reference)
+        return self._score(self._task(seed, options), response)

@@ -4,14 +4,21 @@
 answers "not equal", which would score a correct answer 0. This verifier asks it to raise instead
 and reports status ``timeout``. It must run in a process's main thread; the server's worker
 processes do, and the server enforces its own hard limit from outside by killing the worker.
+
+math-verify also evaluates what it parses, so restating a problem ("\\boxed{3 + 4 \\cdot 5}",
+"\\binom{10}{3}", "\\int_0^2 x\\,dx") would be "equivalent" to its answer. Unless the reference
+itself is written that way, an answer that still holds arithmetic on plain numbers is not a
+final answer here: it is ``invalid``.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from itertools import product
 from typing import Any, Literal
 
+import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.errors import TimeoutException
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,6 +46,50 @@ class MathOptions(BaseModel):
         "expression; 'boxed': only the last \\boxed{} answer counts.",
     )
     float_rounding: int = Field(6, ge=0, le=12, description="Decimal places floats are rounded to.")
+    allow_unevaluated: bool = Field(
+        False,
+        description="Accept answers that still contain arithmetic on plain numbers "
+        "(3 + 4 \\cdot 5, 2^{10}, \\binom{10}{3}, 10!) when the reference is a plain value. Off by "
+        "default: such an answer restates the problem instead of solving it.",
+    )
+
+
+# Commands that math-verify evaluates while parsing, so only the text still shows them.
+_EAGER_ARITHMETIC = re.compile(r"\\[dt]?binom|\\choose|[0-9)]\s*!(?!=)")
+
+
+def _is_number_form(node: sympy.Basic) -> bool:
+    # How a plain number is written: n, -x, 1/n, a/b (also "1/2." read as 1/2.0).
+    if node.is_Number:
+        return True
+    if isinstance(node, sympy.Pow):
+        return bool(node.exp == -1 and node.base.is_Number)
+    if isinstance(node, sympy.Mul) and len(node.args) == 2:
+        first, second = node.args
+        if first == -1:
+            return _is_number_form(second)
+        return bool(first.is_Number) and isinstance(second, sympy.Pow) and _is_number_form(second)
+    return False
+
+
+def leftover_arithmetic(answer: Any) -> str | None:
+    """The part of a parsed answer (a sympy object or its text) that is still arithmetic on plain
+    numbers, e.g. ``3 + 4*5`` or ``10!``; None when the answer is a final value."""
+    if isinstance(answer, str):
+        match = _EAGER_ARITHMETIC.search(answer)
+        return match.group(0) if match else None
+    if not isinstance(answer, sympy.Basic):
+        return None
+    for node in sympy.preorder_traversal(answer):
+        if node.is_Atom or node.free_symbols or _is_number_form(node):
+            continue
+        try:
+            value = node.doit()
+        except Exception:  # noqa: S112 - what sympy cannot evaluate is not leftover arithmetic
+            continue
+        if isinstance(value, sympy.Number):
+            return str(node)
+    return None
 
 
 def last_boxed(text: str) -> str | None:
@@ -81,7 +132,11 @@ def _gold(reference: Any) -> tuple[Any, ...] | Score:
         return Score.error("the reference took too long to parse")
     except Exception as exc:  # math-verify raises many kinds; all mean an unusable reference
         return Score.error(f"the reference could not be parsed: {type(exc).__name__}")
-    return gold or Score.error("the reference could not be parsed")
+    if not gold:
+        return Score.error("the reference could not be parsed")
+    if all(isinstance(g, sympy.Basic) and g.has(sympy.nan, sympy.zoo) for g in gold[:1]):
+        return Score.error("the reference is not a finite value")
+    return gold
 
 
 def _answer(response: str, options: MathOptions) -> list[Any] | Score:
@@ -97,6 +152,17 @@ def _answer(response: str, options: MathOptions) -> list[Any] | Score:
     except Exception:  # an extraction math-verify cannot make is no answer
         predicted = []
     return predicted or Score.invalid("no final answer found")
+
+
+def _final_value_check(gold: tuple[Any, ...], predicted: list[Any], options: MathOptions) -> Score:
+    # Only once the answer is known to be equivalent: a wrong answer needs no such check.
+    if not options.allow_unevaluated and not any(map(leftover_arithmetic, gold)):
+        leftover = next(filter(None, map(leftover_arithmetic, predicted)), None)
+        if leftover is not None:
+            return Score.invalid(
+                f"the answer is not a final value: it still contains the arithmetic {leftover!r}"
+            )
+    return Score.ok(1.0, {"correct": 1.0}, "correct")
 
 
 def check_math(response: str, reference: Any, options: MathOptions) -> Score:
@@ -121,7 +187,7 @@ def check_math(response: str, reference: Any, options: MathOptions) -> Score:
                 timeout_seconds=_COMPARE_TIMEOUT_S,
                 raise_on_error=True,
             ):
-                return Score.ok(1.0, {"correct": 1.0}, "correct")
+                return _final_value_check(gold, predicted, options)
         except TimeoutException:
             timed_out = True
         except Exception:  # noqa: S112 - a comparison math-verify cannot make is "not equal"

@@ -1,0 +1,93 @@
+"""``MathTasks``: the math task family (procedural problems, math-verify scoring)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import sympy
+from pydantic import BaseModel, ConfigDict, Field
+
+from environments.math.kinds import KINDS, Difficulty
+from environments.math.problem import Problem
+from environments.single_turn import Task
+from verifiers.base import Verifier
+from verifiers.math import VERIFIER
+
+FAMILY_ID = "math"
+VERSION = "1"
+ANSWER_INSTRUCTION = "Put your final answer within \\boxed{}."
+
+
+def draw_problem(seed: int, difficulty: Difficulty) -> tuple[str, Problem]:
+    """The kind name and the problem that ``seed`` names at ``difficulty``."""
+    # A str seed is hashed with SHA-512, so it does not depend on PYTHONHASHSEED, and a private
+    # generator leaves the global random state alone.
+    rng = random.Random(f"{FAMILY_ID}@{VERSION}/{seed}/{difficulty}")
+    kind = rng.choice(list(KINDS[difficulty]))
+    return kind, KINDS[difficulty][kind](rng)
+
+
+class MathTaskOptions(BaseModel):
+    """What selects a math task besides its seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    difficulty: Difficulty = Field(
+        "medium",
+        description="'easy': integer arithmetic, fractions, percentages, means; 'medium': linear "
+        "equations, gcd/lcm, polynomial values, 2x2 systems, arithmetic series; 'hard': "
+        "quadratics, derivatives, definite integrals, counting, modular arithmetic.",
+    )
+
+
+class MathTasks:
+    """Seeded procedural math problems with exact answers (a ``TaskFamily``)."""
+
+    @property
+    def id(self) -> str:
+        """The environment id."""
+        return FAMILY_ID
+
+    @property
+    def version(self) -> str:
+        """Part of every task id; bump it whenever a seed would give a different task."""
+        return VERSION
+
+    @property
+    def description(self) -> str:
+        """The catalogue paragraph."""
+        return (
+            "Procedurally generated math problems with exact answers, at three difficulties: "
+            "arithmetic, fractions and percentages; equations, systems, series and number "
+            "theory; quadratics, calculus, counting and modular arithmetic. The final answer "
+            "goes in \\boxed{} and is checked for mathematical equivalence with math-verify."
+        )
+
+    @property
+    def options_model(self) -> type[BaseModel]:
+        """``MathTaskOptions``."""
+        return MathTaskOptions
+
+    @property
+    def verifier(self) -> Verifier:
+        """The math-verify equivalence check (``verifiers.math``)."""
+        return VERIFIER
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The task ``(seed, options)`` names; the same arguments give an identical task in
+        every process. Raises ``pydantic.ValidationError`` for options that are not valid."""
+        if not isinstance(options, MathTaskOptions):
+            options = MathTaskOptions.model_validate(options)
+        kind, problem = draw_problem(seed, options.difficulty)
+        return Task(
+            prompt=f"{problem.statement}\n\n{ANSWER_INSTRUCTION}",
+            reference=sympy.latex(problem.answer),
+            metadata={"difficulty": options.difficulty, "kind": kind},
+        )
+
+    def expert_response(self, task: Task) -> str:
+        """A short response that ends with the reference answer boxed."""
+        return (
+            f"Working through the problem carefully, the answer is $\\boxed{{{task.reference}}}$."
+        )
