@@ -60,7 +60,11 @@ class Settings(BaseSettings):
         "VERIFIERS or VERIFIER), e.g. 'mypkg.myfamily'.",
     )
     log_level: str = "info"
-    metrics_require_auth: bool = Field(False, description="Also require an API key for /metrics.")
+    metrics_require_auth: bool = Field(
+        True,
+        description="With API keys configured, /metrics needs one too (its labels name the "
+        "keys' owners). Set false for a scraper on a trusted network.",
+    )
 
     @field_validator("api_keys", "previous_secrets", "plugins", mode="before")
     @classmethod

@@ -7,6 +7,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 import envserver
 from envserver.catalogue import env_info
+from envserver.problems import Problem
 from envserver.service import Service
 from envserver.wire import (
     BatchResetRequest,
@@ -67,7 +68,12 @@ async def step(env_id: str, body: StepRequest, request: Request) -> StepResponse
 @router.get(ENV_PATH, tags=["catalogue"])
 async def get_env(env_id: str, request: Request) -> EnvInfo:
     """One environment's spec."""
-    return env_info(_service(request).env(env_id))
+    service = _service(request)
+    # The path converter lets "GET .../math/reset" reach here; it is a wrong method, not an env.
+    for action in ("/reset", "/step", "/reset/batch", "/step/batch"):
+        if env_id.endswith(action) and env_id.removesuffix(action) in service.registry.envs:
+            raise Problem(405, f"{action.lstrip('/')} takes POST", headers={"Allow": "POST"})
+    return env_info(service.env(env_id))
 
 
 @router.post("/v1/verify", tags=["verification"])

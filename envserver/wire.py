@@ -9,8 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from environments.task_id import MAX_SEED
-
+MAX_SEED = 2**63 - 1  # equal to environments.task_id.MAX_SEED; kept here so clients stay light
 MAX_ACTION_CHARS = 1_000_000
 MAX_TOKEN_CHARS = 8_000_000
 
@@ -19,12 +18,18 @@ ItemStatus = Literal["ok", "timeout", "error"]
 
 
 class WireModel(BaseModel):
-    """Unknown fields are refused, so a typo in a request is an error rather than ignored."""
+    """A request body: unknown fields are refused, so a typo is an error rather than ignored."""
 
     model_config = ConfigDict(extra="forbid")
 
 
-class ChatMessage(WireModel):
+class WireReply(BaseModel):
+    """A response body: unknown fields are ignored, so an older client reads a newer server."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ChatMessage(WireReply):
     """One chat message of an observation."""
 
     role: str
@@ -37,7 +42,7 @@ Observation = str | list[ChatMessage]
 # --- catalogue -------------------------------------------------------------------------------
 
 
-class EnvInfo(WireModel):
+class EnvInfo(WireReply):
     """One environment of the catalogue."""
 
     id: str
@@ -53,7 +58,7 @@ class EnvInfo(WireModel):
     max_episode_steps: int | None = None
 
 
-class VerifierInfo(WireModel):
+class VerifierInfo(WireReply):
     """One verifier of the catalogue."""
 
     name: str
@@ -63,14 +68,14 @@ class VerifierInfo(WireModel):
     timeout_s: float
 
 
-class DisabledFamily(WireModel):
+class DisabledFamily(WireReply):
     """A family that could not be loaded, and why (usually a missing optional extra)."""
 
     name: str
     reason: str
 
 
-class Catalogue(WireModel):
+class Catalogue(WireReply):
     """``GET /v1/envs``."""
 
     envs: list[EnvInfo]
@@ -95,7 +100,7 @@ class ResetRequest(WireModel):
         return self
 
 
-class ResetResponse(WireModel):
+class ResetResponse(WireReply):
     """The first observation and the state token for the next step."""
 
     status: ItemStatus = "ok"
@@ -113,7 +118,7 @@ class StepRequest(WireModel):
     action: str = Field(max_length=MAX_ACTION_CHARS)
 
 
-class StepResponse(WireModel):
+class StepResponse(WireReply):
     """One transition. ``status`` is how the step was scored: on ``timeout``/``error`` the reward
     is null (mask it) and ``state`` is the unchanged input token, so the step can be retried."""
 
@@ -134,7 +139,7 @@ class BatchResetRequest(WireModel):
     items: list[ResetRequest] = Field(min_length=1)
 
 
-class BatchResetResponse(WireModel):
+class BatchResetResponse(WireReply):
     """Results in request order."""
 
     results: list[ResetResponse]
@@ -146,7 +151,7 @@ class BatchStepRequest(WireModel):
     items: list[StepRequest] = Field(min_length=1)
 
 
-class BatchStepResponse(WireModel):
+class BatchStepResponse(WireReply):
     """Results in request order."""
 
     results: list[StepResponse]
@@ -183,7 +188,7 @@ class VerifyRequest(WireModel):
     items: list[VerifyItem] = Field(min_length=1)
 
 
-class VerifyResult(WireModel):
+class VerifyResult(WireReply):
     """The Score of one item, in request order."""
 
     id: str | None = None
@@ -195,7 +200,7 @@ class VerifyResult(WireModel):
     latency_ms: float = 0.0
 
 
-class VerifyResponse(WireModel):
+class VerifyResponse(WireReply):
     """``POST /v1/verify``."""
 
     results: list[VerifyResult]
@@ -204,7 +209,7 @@ class VerifyResponse(WireModel):
 # --- operations ------------------------------------------------------------------------------
 
 
-class Health(WireModel):
+class Health(WireReply):
     """``/healthz`` and ``/readyz``."""
 
     status: Literal["ok", "unavailable"]

@@ -158,6 +158,14 @@ def test_unknown_environment(http: httpx.Client) -> None:
     assert_problem(http.get("/v1/envs/no/such/env"), 404, "unknown-environment")
 
 
+def test_wrong_method_is_405_not_an_unknown_environment(http: httpx.Client) -> None:
+    response = http.get("/v1/envs/math/reset")
+    assert_problem(response, 405)
+    assert response.headers["allow"] == "POST"
+    assert_problem(http.get("/v1/envs/math/step/batch"), 405)
+    assert_problem(http.delete("/v1/verify"), 405)
+
+
 def test_malformed_json(http: httpx.Client) -> None:
     response = http.post(
         "/v1/verify", content=b'{"items": [', headers={"content-type": "application/json"}
@@ -332,7 +340,9 @@ def test_api_keys(tmp_path: Path) -> None:
                 assert ok.status_code == 200, name
             assert client.get("/healthz").status_code == 200
             assert client.get("/readyz").status_code == 200
-            metrics = client.get("/metrics").text
+            assert_problem(client.get("/metrics"), 401)
+            headers = {"Authorization": "Bearer alice-secret-key"}
+            metrics = client.get("/metrics", headers=headers).text
             assert 'api_key="alice"' in metrics and 'api_key="bob"' in metrics
             assert "alice-secret-key" not in metrics
     finally:

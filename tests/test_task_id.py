@@ -65,6 +65,13 @@ def test_malformed_ids_are_refused_with_a_reason(text: str) -> None:
     assert str(caught.value)
 
 
+def test_the_wire_seed_limit_is_the_task_id_limit() -> None:
+    # The wire schema keeps its own copy so clients need not import environments/.
+    from envserver.wire import MAX_SEED as WIRE_MAX_SEED
+
+    assert WIRE_MAX_SEED == MAX_SEED
+
+
 def test_non_scalar_options_cannot_be_part_of_an_id() -> None:
     with pytest.raises(TaskIdError, match="not a scalar"):
         TaskId.format("math", "1", 1, {"weights": [1, 2]})

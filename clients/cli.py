@@ -1,0 +1,367 @@
+"""The ``envserver`` command line: run the server, or talk to one.
+
+    envserver serve --port 8000
+    envserver envs [ENV_ID]
+    envserver reset math --seed 7 --option difficulty=easy
+    envserver step math "$STATE" 'The answer is \\boxed{42}'
+    envserver verify --verifier math --reference 0.5 '\\boxed{1/2}'
+    envserver verify --task-id 'math@1/7' - < response.txt
+
+Exit codes: 0 done; 1 the server refused or failed (the problem's detail is on stderr), or could
+not be reached; 2 bad usage; 3 the server answered but an item has no reward (status
+``timeout`` or ``error``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any, NoReturn
+
+import typer
+from pydantic import BaseModel, ValidationError
+
+from clients.errors import EnvServerError
+from clients.http import DEFAULT_URL, EnvServerClient
+from clients.retry import RetryPolicy
+from envserver.wire import (
+    Catalogue,
+    EnvInfo,
+    ResetResponse,
+    StepResponse,
+    VerifyItem,
+    VerifyResponse,
+)
+
+EXIT_SERVER = 1
+EXIT_USAGE = 2
+EXIT_NO_REWARD = 3
+STDIN = "-"
+
+app = typer.Typer(
+    name="envserver",
+    help="A stateless reward service for RL with verifiable rewards: serve it, or call it.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+Url = Annotated[
+    str,
+    typer.Option("--url", envvar="ENVSERVER_URL", help="The server's base URL."),
+]
+ApiKey = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="ENVSERVER_API_KEY",
+        help="Bearer API key, if the server requires one.",
+        show_default=False,
+    ),
+]
+JsonOutput = Annotated[bool, typer.Option("--json", help="Print the wire JSON of the answer.")]
+Options = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        "-o",
+        help="An option as KEY=VALUE (VALUE is JSON if it parses, else a string); repeatable.",
+        show_default=False,
+    ),
+]
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def _client(url: str, api_key: str | None) -> EnvServerClient:
+    # A person is waiting: fewer attempts than a trainer's default before reporting the failure.
+    return EnvServerClient(url, api_key=api_key or "", retry=RetryPolicy(attempts=3))
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _reporting() -> Iterator[None]:
+    """Turn the clients' exceptions into a message on stderr and an exit code."""
+    try:
+        yield
+    except EnvServerError as exc:
+        _fail(str(exc), EXIT_SERVER)
+    except ValidationError as exc:  # the arguments cannot form a valid request
+        _fail("; ".join(e["msg"] for e in exc.errors()), EXIT_USAGE)
+
+
+def _parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise typer.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--option")
+        try:
+            options[key] = json.loads(text)
+        except json.JSONDecodeError:
+            options[key] = text
+    return options
+
+
+def _read_stdin() -> str:
+    # `echo answer | envserver ...` adds one newline that is not part of the answer.
+    return sys.stdin.read().removesuffix("\n")
+
+
+def _texts(values: Sequence[str], name: str) -> list[str]:
+    """``values`` with the one ``-`` (if any) replaced by standard input."""
+    if sum(value == STDIN for value in values) > 1:
+        raise typer.BadParameter("standard input ('-') can be read only once", param_hint=name)
+    return [_read_stdin() if value == STDIN else value for value in values]
+
+
+def _emit(model: BaseModel, as_json: bool, human: Callable[[], None]) -> None:
+    if as_json:
+        typer.echo(model.model_dump_json(indent=2))
+    else:
+        human()
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def _first_sentence(text: str, limit: int = 72) -> str:
+    sentence = text.split(". ", maxsplit=1)[0].strip()
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def _show_catalogue(catalogue: Catalogue) -> None:
+    typer.echo("environments:")
+    for env in catalogue.envs:
+        name = f"{env.id}@{env.version}"
+        typer.echo(f"  {name:<24} {env.kind:<12} {_first_sentence(env.description)}")
+    typer.echo("verifiers:")
+    for check in catalogue.verifiers:
+        typer.echo(f"  {check.name + '@' + check.version:<24} {_first_sentence(check.description)}")
+    if catalogue.disabled:
+        typer.echo("disabled:")
+        for family in catalogue.disabled:
+            typer.echo(f"  {family.name:<24} {family.reason}")
+
+
+def _show_env(env: EnvInfo) -> None:
+    typer.echo(f"{env.id}@{env.version} ({env.kind}, {env.observation_format} observations)")
+    typer.echo(env.description)
+    typer.echo(f"action: {env.action_format}")
+    properties: dict[str, Any] = env.options_schema.get("properties", {})
+    if properties:
+        typer.echo("options:")
+        for name, schema in properties.items():
+            default = f" = {json.dumps(schema['default'])}" if "default" in schema else ""
+            typer.echo(f"  {name}{default}: {schema.get('description', '')}")
+
+
+def _show_reset(response: ResetResponse) -> None:
+    if response.status != "ok":
+        typer.echo(f"status: {response.status}: {response.detail}")
+        return
+    typer.echo(_observation(response.observation))
+    typer.echo("")
+    typer.echo(f"task_id: {response.task_id}")
+    typer.echo(f"state: {response.state}")
+
+
+def _show_step(response: StepResponse) -> None:
+    flags = [flag for flag in ("terminated", "truncated") if getattr(response, flag)]
+    typer.echo(
+        f"reward: {_number(response.reward)}  status: {response.status}"
+        + (f"  {' '.join(flags)}" if flags else "")
+    )
+    if response.detail:
+        typer.echo(f"detail: {response.detail}")
+    if response.components:
+        parts = " ".join(f"{k}={v:g}" for k, v in response.components.items())
+        typer.echo(f"components: {parts}")
+    if response.observation:
+        typer.echo(f"observation: {_observation(response.observation)}")
+    typer.echo(f"state: {response.state}")
+
+
+def _show_verify(response: VerifyResponse) -> None:
+    for result in response.results:
+        line = f"{_number(result.reward)}\t{result.status}"
+        typer.echo(f"{line}\t{result.detail}" if result.detail else line)
+
+
+def _observation(observation: Any) -> str:
+    if isinstance(observation, list):
+        return "\n".join(f"[{m.role}] {m.content}" for m in observation)
+    return str(observation or "")
+
+
+def _exit_for(statuses: Sequence[str]) -> None:
+    if any(status in ("timeout", "error") for status in statuses):
+        raise typer.Exit(EXIT_NO_REWARD)
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    *,
+    host: Annotated[
+        str | None,
+        typer.Option(help="Bind address; overrides ENVSERVER_HOST.", show_default=False),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(help="Port; overrides ENVSERVER_PORT.", show_default=False, min=0, max=65535),
+    ] = None,
+) -> None:
+    """Run the server (settings from ENVSERVER_* variables; see envserver.config)."""
+    # The server's dependencies load only here, so the client commands stay light.
+    from envserver.app import run  # noqa: PLC0415
+    from envserver.config import Settings  # noqa: PLC0415
+
+    overrides: dict[str, Any] = {}
+    if host is not None:
+        overrides["host"] = host
+    if port is not None:
+        overrides["port"] = port
+    run(Settings(**overrides))
+
+
+@app.command()
+def envs(
+    env_id: Annotated[
+        str | None, typer.Argument(help="Show this environment only.", show_default=False)
+    ] = None,
+    *,
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """List the environments and verifiers, or show one environment's spec."""
+    with _reporting(), _client(url, api_key) as client:
+        if env_id is None:
+            catalogue = client.envs()
+            _emit(catalogue, as_json, lambda: _show_catalogue(catalogue))
+        else:
+            env = client.env(env_id)
+            _emit(env, as_json, lambda: _show_env(env))
+
+
+@app.command()
+def reset(
+    env_id: Annotated[str, typer.Argument(help="Environment id, e.g. math.")],
+    *,
+    seed: Annotated[
+        int | None, typer.Option(help="Task seed (random if omitted).", min=0, show_default=False)
+    ] = None,
+    option: Options = None,
+    task_id: Annotated[
+        str | None,
+        typer.Option(help="Replay this task (instead of --seed/--option).", show_default=False),
+    ] = None,
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Start an episode: prints the observation, the task id and the state token."""
+    options = _parse_options(option)
+    with _reporting(), _client(url, api_key) as client:
+        response = client.reset(env_id, seed=seed, options=options, task_id=task_id)
+    _emit(response, as_json, lambda: _show_reset(response))
+    _exit_for([response.status])
+
+
+@app.command()
+def step(
+    env_id: Annotated[str, typer.Argument(help="Environment id, e.g. math.")],
+    state: Annotated[str, typer.Argument(help="State token from reset or step ('-': stdin).")],
+    action: Annotated[str, typer.Argument(help="The action, e.g. an answer ('-': stdin).")],
+    *,
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Apply an action to the episode in a state token: prints reward, status and next state."""
+    state, action = _texts([state, action], "STATE/ACTION")
+    with _reporting(), _client(url, api_key) as client:
+        response = client.step(env_id, state.strip(), action)
+    _emit(response, as_json, lambda: _show_step(response))
+    _exit_for([response.status])
+
+
+@app.command()
+def verify(
+    responses: Annotated[
+        list[str], typer.Argument(help="Responses to score ('-': read one from stdin).")
+    ],
+    *,
+    verifier: Annotated[
+        str | None,
+        typer.Option(help="Verifier name, with --reference.", show_default=False),
+    ] = None,
+    reference: Annotated[
+        str | None, typer.Option(help="Reference answer (a string).", show_default=False)
+    ] = None,
+    reference_json: Annotated[
+        str | None,
+        typer.Option(help="Reference as JSON, for structured references.", show_default=False),
+    ] = None,
+    task_id: Annotated[
+        str | None,
+        typer.Option(help="Score against this task, e.g. 'math@1/7'.", show_default=False),
+    ] = None,
+    option: Options = None,
+    timeout_s: Annotated[
+        float | None,
+        typer.Option(help="Per-item time limit in seconds.", min=0.001, show_default=False),
+    ] = None,
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Score responses with a verifier and a reference, or against a task id."""
+    target = _reference(reference, reference_json, task_id, verifier)
+    texts = _texts(responses, "RESPONSES")
+    options = _parse_options(option)
+    with _reporting(), _client(url, api_key) as client:
+        items = [VerifyItem(response=text, **target) for text in texts]
+        answer = client.verify(items, verifier=verifier, options=options, timeout_s=timeout_s)
+    _emit(answer, as_json, lambda: _show_verify(answer))
+    _exit_for([result.status for result in answer.results])
+
+
+def _reference(
+    reference: str | None, reference_json: str | None, task_id: str | None, verifier: str | None
+) -> dict[str, Any]:
+    """The item field that names what a response is scored against."""
+    if sum(value is not None for value in (reference, reference_json, task_id)) != 1:
+        raise typer.BadParameter("give exactly one of --reference, --reference-json, --task-id")
+    if task_id is not None:
+        if verifier is not None:
+            raise typer.BadParameter("--verifier goes with --reference; a task id names its env")
+        return {"task_id": task_id}
+    if verifier is None:
+        raise typer.BadParameter("--reference needs --verifier")
+    if reference_json is not None:
+        try:
+            return {"reference": json.loads(reference_json)}
+        except json.JSONDecodeError as exc:
+            raise typer.BadParameter(f"not JSON: {exc}", param_hint="--reference-json") from None
+    return {"reference": reference}
+
+
+def main() -> None:
+    """The ``envserver`` console script."""
+    app(prog_name="envserver")
+
+
+if __name__ == "__main__":
+    main()

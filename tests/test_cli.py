@@ -1,0 +1,246 @@
+"""The ``envserver`` command line against a real server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from importlib.metadata import entry_points
+
+import httpx
+import pytest
+from typer.testing import CliRunner, Result
+
+from clients.cli import app, main
+from envserver.testing import ROOT, LiveServer, free_port
+from envserver.wire import Catalogue, EnvInfo, ResetResponse, StepResponse, VerifyResponse
+from tests.conftest import make_server
+
+SECRET = "cli-test-secret-key"
+WRONG = "The answer is $\\boxed{-987654321}$."
+COMMANDS = ("serve", "envs", "reset", "step", "verify")
+
+
+def expert_answer(task_id: str) -> str:
+    """The reference response for ``task_id``, computed in-process from the math family."""
+    import environments.math
+    from environments.task_id import TaskId
+
+    task = TaskId.parse(task_id)
+    env = environments.math.ENVIRONMENTS[0]
+    options = env.spec.options_model.model_validate(task.options)
+    state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
+    return env.expert_action(state)
+
+
+def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
+    """Invoke the CLI in-process, as the shell would."""
+    return CliRunner().invoke(app, list(args), input=stdin, env=env)
+
+
+@pytest.fixture(scope="module")
+def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A keyed server started with ``serve --host --port``; ENVSERVER_HOST/PORT point elsewhere,
+    so it answers on ``base_url`` only if the options override them."""
+    server = make_server(
+        tmp_path_factory.mktemp("keyed"),
+        ENVSERVER_API_KEYS=SECRET,
+        ENVSERVER_HOST="127.0.0.2",
+        ENVSERVER_PORT=str(free_port()),
+    )
+    command = [sys.executable, "-m", "clients.cli", "serve", "--host", "127.0.0.1"]
+    with server.log.open("ab") as log:
+        server.process = subprocess.Popen(
+            [*command, "--port", str(server.port)],
+            cwd=ROOT,
+            env=server.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if server.process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"server did not become ready:\n{server.log.read_text()}")
+            try:
+                if httpx.get(f"{server.base_url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.05)
+        yield server
+    finally:
+        server.stop()
+
+
+# --- help and entry points ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [(), *((c,) for c in COMMANDS)])
+def test_help(command: tuple[str, ...]) -> None:
+    result = run(*command, "--help")
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.stdout
+    if command and command[0] != "serve":
+        assert "--url" in result.stdout and "--json" in result.stdout
+
+
+def test_entry_points() -> None:
+    (script,) = entry_points(group="console_scripts", name="envserver")
+    assert script.load() is main
+    done = subprocess.run(
+        [sys.executable, "-m", "clients.cli", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert all(command in done.stdout for command in COMMANDS)
+
+
+# --- commands -----------------------------------------------------------------------------------
+
+
+def test_envs(base_url: str) -> None:
+    human = run("envs", "--url", base_url)
+    assert human.exit_code == 0, human.output
+    assert "math@1" in human.stdout and "test.sleep@1" in human.stdout
+    catalogue = Catalogue.model_validate_json(run("envs", "--url", base_url, "--json").stdout)
+    assert "math" in [env.id for env in catalogue.envs]
+    spec = EnvInfo.model_validate_json(run("envs", "math", "--url", base_url, "--json").stdout)
+    assert spec.id == "math"
+    one = run("envs", "math", "--url", base_url)
+    assert "difficulty" in one.stdout and "max_attempts" in one.stdout
+
+
+def test_reset_then_step(base_url: str) -> None:
+    result = run("reset", "math", "--seed", "7", "-o", "difficulty=easy", "--url", base_url)
+    assert result.exit_code == 0, result.output
+    assert "task_id: math@1/7?difficulty=easy" in result.stdout
+    assert "\\boxed" in result.stdout
+
+    as_json = run(
+        "reset", "math", "--seed", "7", "-o", "difficulty=easy", "--json", "--url", base_url
+    )
+    episode = ResetResponse.model_validate_json(as_json.stdout)
+    assert episode.task_id == "math@1/7?difficulty=easy"
+    state, answer = str(episode.state), expert_answer(str(episode.task_id))
+    assert f"state: {state}" in result.stdout  # same seed, same token: copy-pasteable
+
+    stepped = run("step", "math", state, answer, "--json", "--url", base_url)
+    assert stepped.exit_code == 0, stepped.output
+    step = StepResponse.model_validate_json(stepped.stdout)
+    assert (step.reward, step.terminated) == (1.0, True)
+
+    from_stdin = run("step", "math", state, "-", "--url", base_url, stdin=WRONG + "\n")
+    assert from_stdin.exit_code == 0, from_stdin.output
+    assert from_stdin.stdout.startswith("reward: 0  status: ok  terminated")
+
+    replay = run("reset", "math", "--task-id", str(episode.task_id), "--json", "--url", base_url)
+    assert ResetResponse.model_validate_json(replay.stdout).observation == episode.observation
+
+
+def test_verify(base_url: str) -> None:
+    result = run(
+        "verify",
+        "--verifier",
+        "math",
+        "--reference",
+        "0.5",
+        "\\boxed{1/2}",
+        "none",
+        "--url",
+        base_url,
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("1\tok")
+    assert lines[1].startswith("0\tinvalid")
+
+    task_id = "math@1/8?difficulty=hard"
+    by_task = run(
+        "verify",
+        "--task-id",
+        task_id,
+        "-",
+        "--json",
+        "--url",
+        base_url,
+        stdin=expert_answer(task_id),
+    )
+    assert by_task.exit_code == 0, by_task.output
+    assert VerifyResponse.model_validate_json(by_task.stdout).results[0].reward == 1.0
+
+    structured = run(
+        "verify",
+        *("--verifier", "math", "--reference-json", '"\\\\frac{3}{4}"', "0.75"),
+        *("-o", "extraction=auto", "--json", "--url", base_url),
+    )
+    assert VerifyResponse.model_validate_json(structured.stdout).results[0].reward == 1.0
+
+
+def test_url_comes_from_the_environment(base_url: str) -> None:
+    result = run("envs", "--json", env={"ENVSERVER_URL": base_url})
+    assert result.exit_code == 0, result.output
+    assert Catalogue.model_validate_json(result.stdout).envs
+
+
+# --- failures -----------------------------------------------------------------------------------
+
+
+def test_server_errors_exit_1_with_the_detail_on_stderr(base_url: str) -> None:
+    unknown = run("envs", "no-such-env", "--url", base_url)
+    assert unknown.exit_code == 1
+    assert "unknown environment 'no-such-env'" in unknown.stderr
+    assert unknown.stdout == ""
+    bad_option = run("reset", "math", "-o", "difficulty=impossible", "--url", base_url)
+    assert bad_option.exit_code == 1
+    assert "HTTP 422" in bad_option.stderr and "difficulty" in bad_option.stderr
+    forged = run("step", "math", "est1.AAAA.AAAA", "x", "--url", base_url)
+    assert forged.exit_code == 1
+    assert "HTTP 40" in forged.stderr
+
+
+def test_unreachable_server_exits_1() -> None:
+    result = run("envs", "--url", f"http://127.0.0.1:{free_port()}")
+    assert result.exit_code == 1
+    assert "gave up after 3 attempts" in result.stderr
+
+
+def test_unscored_items_exit_3(base_url: str) -> None:
+    result = run("verify", "--verifier", "test.raise", "--reference", "x", "x", "--url", base_url)
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith("-\terror")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("verify", "--task-id", "math@1/1", "--reference", "1", "x"),
+        ("verify", "--reference", "1", "x"),
+        ("verify", "--verifier", "math", "--reference-json", "{oops", "x"),
+        ("verify", "--verifier", "math", "--reference", "1", "-", "-"),
+        ("reset", "math", "-o", "no-equals-sign"),
+        ("reset", "math", "--seed", "-1"),
+        ("step", "math"),
+    ],
+)
+def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
+    # No server is needed: these fail before any request (the URL points nowhere).
+    result = run(*args, "--url", f"http://127.0.0.1:{free_port()}")
+    assert result.exit_code == 2, result.output
+
+
+def test_api_key_and_serve_overrides(keyed_server: LiveServer) -> None:
+    url = keyed_server.base_url
+    anonymous = run("envs", "--url", url)
+    assert anonymous.exit_code == 1
+    assert "HTTP 401" in anonymous.stderr and "missing bearer API key" in anonymous.stderr
+    keyed = run("envs", "--url", url, "--api-key", SECRET)
+    assert keyed.exit_code == 0, keyed.output
+    from_env = run("envs", "--url", url, env={"ENVSERVER_API_KEY": SECRET})
+    assert from_env.exit_code == 0, from_env.output
+    wrong = run("envs", "--url", url, "--api-key", "not-the-key")
+    assert (wrong.exit_code, "invalid API key" in wrong.stderr) == (1, True)
