@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup serve test lint types unit bench clean
+.PHONY: setup test-tools serve test lint types unit bench clean
 
 setup: $(STAMP)
 
@@ -21,6 +21,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[all,dev]'
 	@touch $@
 
+# Tools the tests use beyond Python (the README examples are run with curl).
+test-tools:
+	@command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
+
 serve: setup
 	$(BIN)/envserver serve
 
@@ -31,14 +35,14 @@ lint: setup
 types: setup
 	$(BIN)/mypy
 
-unit: setup
+unit: setup test-tools
 	$(BIN)/python -m pytest -q
 
 test: lint types unit
 
 bench: setup
-	$(BIN)/python benchmarks/math_verify_throughput.py
-	$(BIN)/python benchmarks/step_latency.py
+	$(BIN)/python -m benchmarks.math_verify_throughput
+	$(BIN)/python -m benchmarks.step_latency
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -4,7 +4,7 @@ Measured side by side in one run on the same items, interleaved over rounds (eac
 fresh items, so no path benefits from another's warm caches). Targets (issue 2): with one pool
 worker at least 0.9x the in-process single-core rate; with two workers at least 1.6x.
 
-    .venv/bin/python benchmarks/math_verify_throughput.py [--items 600] [--rounds 5]
+    .venv/bin/python -m benchmarks.math_verify_throughput [--items 600] [--rounds 5]
 """
 
 from __future__ import annotations

@@ -5,7 +5,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+)
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
@@ -20,6 +26,8 @@ class Metrics:
     )
 
     def __post_init__(self) -> None:
+        # The *_created series double the exposition and no dashboard here reads them.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         r = self.registry
         self.requests = Counter(
             "envserver_http_requests",
