@@ -1,0 +1,147 @@
+"""OPT-BENCH tasks as single-turn families: one per task, and the mixed benchmark."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from environments.opt.prompt import build_prompt
+from environments.opt.references import reference
+from environments.opt.task import Level, OptTask
+from environments.single_turn import Task
+from environments.task_id import TaskId
+from verifiers.base import Verifier
+from verifiers.opt import VERIFIER
+
+VERSION = "1"
+
+
+class OptTaskOptions(BaseModel):
+    """What selects an instance besides its seed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    level: Level = Field(
+        "medium",
+        description="Instance size, as the original's levels: easy, medium, hard, bench (the "
+        "largest; the 1,000-instance benchmark set uses it).",
+    )
+
+
+class OptBenchOptions(OptTaskOptions):
+    """The mixed benchmark defaults to the bench level."""
+
+    level: Level = Field("bench", description=OptTaskOptions.model_fields["level"].description)
+
+
+class OptTaskFamily:
+    """One task: a seeded instance, its exact reference, the prompt (a ``TaskFamily``)."""
+
+    def __init__(self, task: OptTask) -> None:
+        self.task = task
+
+    @property
+    def id(self) -> str:
+        """``opt/<task>``."""
+        return f"opt/{self.task.name}"
+
+    @property
+    def version(self) -> str:
+        """Bumped whenever a seed would generate another instance."""
+        return VERSION
+
+    @property
+    def description(self) -> str:
+        """The catalogue paragraph."""
+        return f"OPT-BENCH {self.task.original_key} ({self.task.category}): {self.task.description}"
+
+    @property
+    def options_model(self) -> type[BaseModel]:
+        """``OptTaskOptions``."""
+        return OptTaskOptions
+
+    @property
+    def verifier(self) -> Verifier:
+        """The OPT-BENCH check (``verifiers.opt``)."""
+        return VERIFIER
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The instance ``(seed, level)`` names, its prompt and its reference."""
+        level: Level = options.level
+        # A private generator seeded by a string: stable across processes and hash seeds.
+        rng = random.Random(f"{self.id}@{VERSION}/{seed}/{level}")
+        instance = self.task.generate(rng, level)
+        task_id = TaskId.format(self.id, VERSION, seed, {"level": level})
+        solution = reference(self.task, task_id, instance)
+        return Task(
+            prompt=build_prompt(self.task, instance),
+            reference={
+                "task": self.task.name,
+                "instance": instance,
+                "value": solution.value,
+                "optimal": solution.optimal,
+                "answer": solution.answer,
+            },
+            metadata={
+                "task": self.task.name,
+                "category": self.task.category,
+                "level": level,
+                "reference_optimal": solution.optimal,
+            },
+        )
+
+    def expert_response(self, task: Task) -> str:
+        """The reference solution in the required format."""
+        return f"An optimal solution.\nAnswer: {task.reference['answer']}"
+
+
+class OptBenchFamily:
+    """All ten tasks in turn: seed ``s`` is task ``s % 10``'s seed ``s // 10``, so seeds
+    0..999 at the bench level are the 1,000-instance benchmark set (100 per task)."""
+
+    def __init__(self, tasks: list[OptTask]) -> None:
+        self.families = [OptTaskFamily(task) for task in tasks]
+
+    @property
+    def id(self) -> str:
+        """``opt/bench``."""
+        return "opt/bench"
+
+    @property
+    def version(self) -> str:
+        """Bumped with the task families."""
+        return VERSION
+
+    @property
+    def description(self) -> str:
+        """The catalogue paragraph."""
+        return (
+            "OPT-BENCH: ten NP-hard optimisation tasks in five categories (selection, planning, "
+            "graph, partition, schedule), each seed one instance; seeds 0-999 at level 'bench' "
+            "are the benchmark set. Reward: quality ratio against the proven optimum."
+        )
+
+    @property
+    def options_model(self) -> type[BaseModel]:
+        """``OptBenchOptions``."""
+        return OptBenchOptions
+
+    @property
+    def verifier(self) -> Verifier:
+        """The OPT-BENCH check (``verifiers.opt``)."""
+        return VERIFIER
+
+    def member(self, seed: int) -> tuple[OptTaskFamily, int]:
+        """The task family and its seed that benchmark seed ``seed`` names."""
+        return self.families[seed % len(self.families)], seed // len(self.families)
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The member task's instance for the member seed."""
+        family, member_seed = self.member(seed)
+        return family.generate(member_seed, OptTaskOptions(level=options.level))
+
+    def expert_response(self, task: Task) -> str:
+        """The reference solution in the required format."""
+        return f"An optimal solution.\nAnswer: {task.reference['answer']}"

@@ -1,0 +1,15 @@
+"""hamiltonian_cycle: NOT WRITTEN YET (placeholder while the task is being written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers.opt.base import TaskCheck
+
+
+def evaluate(instance: dict[str, Any], answer: str) -> float:
+    """Placeholder."""
+    raise NotImplementedError("hamiltonian_cycle is not written yet")
+
+
+CHECK = TaskCheck("hamiltonian_cycle", "max", evaluate)

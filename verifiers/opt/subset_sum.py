@@ -1,0 +1,15 @@
+"""subset_sum: NOT WRITTEN YET (placeholder while the task is being written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers.opt.base import TaskCheck
+
+
+def evaluate(instance: dict[str, Any], answer: str) -> float:
+    """Placeholder."""
+    raise NotImplementedError("subset_sum is not written yet")
+
+
+CHECK = TaskCheck("subset_sum", "max", evaluate)
