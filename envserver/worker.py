@@ -18,21 +18,16 @@ log = logging.getLogger("envserver.worker")
 
 
 def warm_up() -> None:
-    """Pool initializer: import every family and exercise it once, so the first real item does
-    not pay for imports and first-call set-up (math-verify's first call costs 100-300 ms)."""
-    registry = get_registry()
-    for check in registry.verifiers.values():
+    """Pool initializer: load every family and run each verifier's example once, so the first
+    real item does not pay for imports and first-call set-up (math-verify's first call costs
+    100-300 ms). Environments are not reset here: some solve an instance on reset (OPT's exact
+    references), which would delay every worker start."""
+    for check in get_registry().verifiers.values():
         if check.example is not None:
             try:
                 check(*check.example)
             except Exception:  # warming is best effort; the real call reports any failure
                 log.exception("warming verifier %s failed", check.name)
-    for env in registry.envs.values():
-        try:
-            first = env.reset(0, env.spec.options_model())
-            env.step(first.state, env.expert_action(first.state))
-        except Exception:  # warming is best effort; the real call reports any failure
-            log.exception("warming %s failed", env.spec.id)
 
 
 def reset(env_id: str, seed: int, options: dict[str, Any]) -> ResetResult:

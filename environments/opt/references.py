@@ -16,8 +16,11 @@ from typing import Any
 from environments.opt.task import Instance, OptTask, Solution
 
 BENCH_REFERENCES = Path(__file__).parent / "data" / "bench_references.json"
-# Deterministic CP-SAT seconds per instance; generous, since every bench instance is proven.
-SOLVE_BUDGET = 60.0
+# Deterministic CP-SAT seconds per instance. The benchmark set is built once, with a generous
+# budget; on demand the budget stays well inside the verifier's wall-clock limit (a
+# deterministic second has taken up to 2.5 wall seconds on a loaded 2-core machine).
+BUILD_BUDGET = 120.0
+ON_DEMAND_BUDGET = 30.0
 
 
 def digest(instance: Instance) -> str:
@@ -38,4 +41,4 @@ def reference(task: OptTask, task_id: str, instance: Instance) -> Solution:
     entry = _cached().get(task_id)
     if entry is not None and entry["instance"] == digest(instance):
         return Solution(entry["answer"], float(entry["value"]), bool(entry["optimal"]))
-    return task.solve(instance, SOLVE_BUDGET)
+    return task.solve(instance, ON_DEMAND_BUDGET)

@@ -17,7 +17,8 @@ from verifiers.opt.base import Infeasible, InvalidAnswer
 
 MAX_ANSWER_CHARS = 20_000
 _ANSWER = re.compile(r"answer\s*:", re.IGNORECASE)
-_DECORATION = re.compile(r"[*`$]|\\boxed\{|\\text\{")
+_DECORATION = re.compile(r"[*`$]")
+_WRAPPER = re.compile(r"\\(?:boxed|text)\{")
 _OPENERS = {"[": "]", "(": ")", "{": "}"}
 
 
@@ -30,9 +31,21 @@ def final_answer(response: str) -> str:
     text = response[matches[-1].end() :].strip()
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(f"the answer is longer than {MAX_ANSWER_CHARS} characters")
-    text = _DECORATION.sub("", text).strip().rstrip(".").strip()
+    text = _unwrap(_DECORATION.sub("", text)).strip().rstrip(".").strip()
     if not text:
         raise InvalidAnswer("the answer after 'Answer:' is empty")
+    return text
+
+
+def _unwrap(text: str) -> str:
+    # "\boxed{[0, 1]}" -> "[0, 1]": drop each LaTeX wrapper with its own closing brace.
+    while (match := _WRAPPER.search(text)) is not None:
+        depth, end = 1, match.end()
+        while end < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[end], 0)
+            end += 1
+        closing = end - 1 if depth == 0 else len(text)
+        text = text[: match.start()] + text[match.end() : closing] + text[closing + 1 :]
     return text
 
 

@@ -1,0 +1,40 @@
+"""The opt families by environment id, for the command-line tools (the server uses the registry)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from environments.opt.family import OptBenchFamily, OptTaskFamily
+from environments.opt.tasks import TASKS
+from environments.single_turn import Task
+from environments.task_id import TaskId
+
+BENCH_SEEDS = range(100)  # per task, at level "bench": the 1,000-instance benchmark set
+
+
+@cache
+def families() -> dict[str, OptTaskFamily | OptBenchFamily]:
+    """``opt/<task>`` for each task, and ``opt/bench``."""
+    found: dict[str, OptTaskFamily | OptBenchFamily] = {
+        f"opt/{name}": OptTaskFamily(task) for name, task in TASKS.items()
+    }
+    found["opt/bench"] = OptBenchFamily(list(TASKS.values()))
+    return found
+
+
+def task_for(task_id: str) -> Task:
+    """The task a task id names; raises ``TaskIdError``/``KeyError``/``ValidationError``."""
+    parsed = TaskId.parse(task_id)
+    family = families()[parsed.env]
+    if parsed.version != family.version:
+        raise KeyError(f"{task_id}: this code serves {parsed.env}@{family.version}")
+    return family.generate(parsed.seed, family.options_model.model_validate(parsed.options))
+
+
+def bench_task_ids() -> list[str]:
+    """The benchmark set: 100 bench-level instances per task, in task order."""
+    return [
+        TaskId.format(f"opt/{name}", "1", seed, {"level": "bench"})
+        for name in TASKS
+        for seed in BENCH_SEEDS
+    ]

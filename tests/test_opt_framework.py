@@ -1,0 +1,249 @@
+"""OPT-BENCH shared parts: answer reading, rewards, the evaluator's aggregation, knapsack."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from environments.opt import evaluate
+from environments.opt.catalog import task_for
+from environments.opt.evaluate import Attempt, aggregate
+from environments.opt.tasks.knapsack import TASK as KNAPSACK
+from verifiers.opt import VERIFIER, OptOptions, quality_ratio
+from verifiers.opt.answer import final_answer, int_list
+from verifiers.opt.base import InvalidAnswer
+
+# --- reading answers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ("Answer: [0, 1]", "[0, 1]"),
+        ("answer: [0, 1]", "[0, 1]"),
+        ("Answer: [9]\nOn second thought.\nAnswer: [0, 1]", "[0, 1]"),
+        ("**Answer:** `[0, 1]`.", "[0, 1]"),
+        ("Answer: $\\boxed{[0, 1]}$", "[0, 1]"),
+        ("Answer: \\text{[0, 1]} done", "[0, 1] done"),
+    ],
+)
+def test_the_last_answer_is_read_and_decoration_dropped(response: str, expected: str) -> None:
+    assert final_answer(response) == expected
+
+
+@pytest.mark.parametrize(
+    "response", ["no answer here", "Answer:", "Answer:  **  ", "Answer: " + "1," * 20_000]
+)
+def test_missing_empty_or_huge_answers_are_invalid(response: str) -> None:
+    with pytest.raises(InvalidAnswer):
+        final_answer(response)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[0, 2, 3]", [0, 2, 3]),
+        ("(0, 2, 3)", [0, 2, 3]),
+        ("0, 2, 3", [0, 2, 3]),
+        ("0 -> 2 -> 3", [0, 2, 3]),
+        ("[0, 2, 3] is my final choice", [0, 2, 3]),
+        ("7", [7]),
+    ],
+)
+def test_integer_lists_in_every_spelling(text: str, expected: list[int]) -> None:
+    assert int_list(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[True, 1]",
+        "[1.5]",
+        "['a']",
+        "[[1], [2]]",
+        "{'x': 1}",
+        "[a, b]",
+        "0 -> x",
+        "[" * 5000 + "]" * 5000,
+    ],
+)
+def test_anything_but_integers_is_invalid(text: str) -> None:
+    with pytest.raises(InvalidAnswer):
+        int_list(text)
+
+
+# --- rewards ---------------------------------------------------------------------------------
+
+
+def test_quality_ratio_directions_and_zeros() -> None:
+    assert quality_ratio(8, 10, "max") == 0.8
+    assert quality_ratio(12, 10, "min") == pytest.approx(10 / 12)
+    assert quality_ratio(0, 0, "max") == 1.0
+    assert math.isinf(quality_ratio(3, 0, "max"))
+
+
+KNAPSACK_REFERENCE = {
+    "task": "knapsack",
+    "instance": {
+        "capacity": 10,
+        "items": {
+            "0": {"weight": 4, "value": 5},
+            "1": {"weight": 6, "value": 6},
+            "2": {"weight": 7, "value": 8},
+        },
+    },
+    "value": 11,
+    "optimal": True,
+}
+
+
+def test_reward_modes_and_shaping() -> None:
+    half = "Answer: [2]"  # value 8 of 11
+    assert VERIFIER(half, KNAPSACK_REFERENCE).reward == pytest.approx(8 / 11)
+    assert VERIFIER(half, KNAPSACK_REFERENCE, OptOptions(mode="binary")).reward == 1.0
+    assert VERIFIER(half, KNAPSACK_REFERENCE, OptOptions(power=2)).reward == pytest.approx(
+        (8 / 11) ** 2
+    )
+    assert VERIFIER(half, KNAPSACK_REFERENCE, OptOptions(threshold=0.9)).reward == 0.0
+    score = VERIFIER(half, KNAPSACK_REFERENCE)
+    assert score.components == {
+        "feasible": 1.0,
+        "objective": 8.0,
+        "quality_ratio": pytest.approx(8 / 11),
+        "reference": 11.0,
+        "optimal": 1.0,
+    }
+
+
+def test_beating_the_reference_is_flagged_and_clipped() -> None:
+    weak = {**KNAPSACK_REFERENCE, "value": 8, "optimal": False}
+    score = VERIFIER("Answer: [0, 1]", weak)
+    assert score.reward == 1.0
+    assert score.components["quality_ratio"] == pytest.approx(11 / 8)
+    assert score.extra == {"above_reference": True}
+    assert "was not optimal" in score.detail
+
+
+def test_infeasible_answers_score_zero_with_the_reason() -> None:
+    score = VERIFIER("Answer: [1, 2]", KNAPSACK_REFERENCE)
+    assert (score.status, score.reward, score.components["feasible"]) == ("ok", 0.0, 0.0)
+    assert "exceeds the capacity" in score.detail
+    duplicate = VERIFIER("Answer: [0, 0]", KNAPSACK_REFERENCE)
+    assert duplicate.reward == 0.0 and "more than once" in duplicate.detail
+
+
+@pytest.mark.parametrize(
+    "reference",
+    [None, "knapsack", {"task": "chess"}, {**KNAPSACK_REFERENCE, "value": "many"}],
+)
+def test_unusable_references_are_errors(reference: object) -> None:
+    assert VERIFIER("Answer: [0]", reference).status == "error"
+
+
+# --- the evaluator ---------------------------------------------------------------------------
+
+
+def test_aggregation_reproduces_the_original_by_hand() -> None:
+    attempts = [
+        # knapsack (selection): instance a solved at 0.5 then 0.9 -> best 0.9; b never feasible.
+        Attempt("a", "knapsack", True, 0.5),
+        Attempt("a", "knapsack", True, 0.9),
+        Attempt("b", "knapsack", False, 0.0),
+        # subset_sum (selection): c at 1.0.
+        Attempt("c", "subset_sum", True, 1.0),
+        # tsp (planning): d infeasible then 0.6.
+        Attempt("d", "tsp", False, 0.0),
+        Attempt("d", "tsp", True, 0.6),
+    ]
+    report = aggregate(attempts)
+    assert report.tasks["knapsack"].sr == pytest.approx(50.0)
+    assert report.tasks["knapsack"].qr == pytest.approx(45.0)  # (0.9 + 0) / 2
+    assert report.tasks["subset_sum"].qr == pytest.approx(100.0)
+    # selection = mean(knapsack, subset_sum): SR (50 + 100) / 2, QR (45 + 100) / 2
+    assert report.categories["selection"].sr == pytest.approx(75.0)
+    assert report.categories["selection"].qr == pytest.approx(72.5)
+    assert report.categories["planning"].qr == pytest.approx(60.0)
+    # overall = mean over the two categories present
+    assert report.overall.sr == pytest.approx((75.0 + 100.0) / 2)
+    assert report.overall.qr == pytest.approx((72.5 + 60.0) / 2)
+    assert report.overall.instances == 4
+
+
+def test_the_evaluate_command_scores_a_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = [f"opt/knapsack@1/{seed}?level=easy" for seed in range(3)]
+    optimum = "Answer: " + task_for(ids[0]).reference["answer"]
+    greedy = "Answer: " + KNAPSACK.greedy(task_for(ids[2]).reference["instance"])
+    rows = [
+        {"task_id": ids[0], "responses": ["no answer", optimum]},  # best of two tries: 1.0
+        {"task_id": ids[1], "response": "Answer: [0, 0]"},  # infeasible: 0
+        {"task_id": ids[2], "response": greedy},
+    ]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    assert evaluate.main([str(answers), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    knapsack = report["tasks"]["knapsack"]
+    assert knapsack["instances"] == 3
+    assert knapsack["sr"] == pytest.approx(200 / 3)  # the duplicate answer is infeasible
+    assert 100 / 3 < knapsack["qr"] <= 200 / 3
+    answers.write_text('{"task_id": 5}\n')
+    assert evaluate.main([str(answers)]) == 2
+
+
+# --- knapsack --------------------------------------------------------------------------------
+
+
+def _instance(seed: int, level: str) -> dict[str, object]:
+    return KNAPSACK.generate(random.Random(f"test/{seed}/{level}"), level)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard", "bench"])
+def test_knapsack_generation_is_deterministic_and_sized(level: str) -> None:
+    sizes = {"easy": (14, 25), "medium": (23, 37), "hard": (35, 60), "bench": (55, 80)}[level]
+    seen = set()
+    for seed in range(20):
+        instance = _instance(seed, level)
+        assert json.dumps(instance) == json.dumps(_instance(seed, level))
+        assert sizes[0] <= len(instance["items"]) <= sizes[1]  # type: ignore[arg-type]
+        seen.add(json.dumps(instance))
+    assert len(seen) == 20
+
+
+def test_knapsack_dp_is_exact_against_brute_force() -> None:
+    for seed in range(15):
+        rng = random.Random(seed)
+        items = {
+            str(i): {"weight": rng.randint(1, 20), "value": rng.randint(1, 30)} for i in range(10)
+        }
+        instance = {"capacity": rng.randint(10, 60), "items": items}
+        best = max(
+            sum(items[str(i)]["value"] for i in chosen)
+            for size in range(11)
+            for chosen in combinations(range(10), size)
+            if sum(items[str(i)]["weight"] for i in chosen) <= instance["capacity"]
+        )
+        solution = KNAPSACK.solve(instance, 10)
+        assert solution.value == best and solution.optimal
+        assert KNAPSACK.check.evaluate(instance, solution.answer) == best
+
+
+def test_knapsack_reference_and_greedy_are_feasible() -> None:
+    for seed in range(10):
+        instance = _instance(seed, "bench")
+        solution = KNAPSACK.solve(instance, 10)
+        reference = {
+            "task": "knapsack",
+            "instance": instance,
+            "value": solution.value,
+            "optimal": True,
+        }
+        assert VERIFIER(f"Answer: {solution.answer}", reference).reward == 1.0
+        greedy = VERIFIER(f"Answer: {KNAPSACK.greedy(instance)}", reference)
+        assert greedy.components["feasible"] == 1.0 and greedy.reward <= 1.0
