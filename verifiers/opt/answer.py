@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,7 +73,9 @@ def literal(text: str) -> Any:
     when it is not one."""
     group = first_group(text) or text
     try:
-        return ast.literal_eval(group)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)  # junk like "1a" would log a warning
+            return ast.literal_eval(group)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         raise InvalidAnswer(f"cannot read {group[:60]!r} as a list") from None
 
