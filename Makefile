@@ -43,6 +43,7 @@ test: lint types unit
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
 	$(BIN)/python -m benchmarks.step_latency
+	$(BIN)/python -m benchmarks.opt_verify
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -13,6 +13,7 @@ import pytest
 from environments.opt import evaluate
 from environments.opt.catalog import task_for
 from environments.opt.evaluate import Attempt, aggregate
+from environments.opt.tasks import TASKS
 from environments.opt.tasks.knapsack import TASK as KNAPSACK
 from verifiers.opt import VERIFIER, OptOptions, quality_ratio
 from verifiers.opt.answer import final_answer, int_list
@@ -247,3 +248,26 @@ def test_knapsack_reference_and_greedy_are_feasible() -> None:
         assert VERIFIER(f"Answer: {solution.answer}", reference).reward == 1.0
         greedy = VERIFIER(f"Answer: {KNAPSACK.greedy(instance)}", reference)
         assert greedy.components["feasible"] == 1.0 and greedy.reward <= 1.0
+
+
+# --- the benchmark set -----------------------------------------------------------------------
+
+
+def test_the_cached_bench_references_are_current_and_proven() -> None:
+    from environments.opt import bench
+    from environments.opt.catalog import bench_task_ids
+    from environments.opt.references import BENCH_REFERENCES
+
+    assert bench.verify(BENCH_REFERENCES) == 0
+    cached = json.loads(BENCH_REFERENCES.read_text())
+    assert len(cached) == 1000 and all(entry["optimal"] for entry in cached.values())
+    for task_id in bench_task_ids()[::20]:  # every task, five instances each
+        name, instance = bench.bench_instance(task_id)
+        entry = cached[task_id]
+        assert TASKS[name].check.evaluate(instance, entry["answer"]) == entry["value"]
+
+
+def test_opt_bench_seeds_map_onto_the_task_sets() -> None:
+    mixed = task_for("opt/bench@1/23")  # task 23 % 10 = 3 (tsp), seed 2, level bench
+    assert mixed.reference == task_for("opt/tsp@1/2?level=bench").reference
+    assert mixed.metadata["task"] == "tsp"
