@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from ortools.sat.python import cp_model
 
@@ -69,19 +70,26 @@ def generate(rng: random.Random, level: Level) -> Instance:
     return plant(rng, level)[0]
 
 
-def solve(instance: Instance, budget: float) -> Solution:
-    """Exact by CP-SAT: one boolean per vertex, at most one end of every edge, maximise the
-    count (proven within the budget at every level)."""
-    n = len(instance)
+def largest_independent(
+    n: int, edges: Iterable[tuple[int, int]], budget: float
+) -> tuple[list[int], bool]:
+    """A largest set of vertices with no two joined by one of ``edges`` (CP-SAT: one boolean per
+    vertex, at most one end of every edge), and whether it is proven maximum."""
     model = cp_model.CpModel()
     chosen = [model.new_bool_var(f"x_{u}") for u in range(n)]
-    for u in range(n):
-        for v in neighbours(instance, u):
-            if u < v:
-                model.add_bool_or([~chosen[u], ~chosen[v]])
+    for u, v in edges:
+        model.add_bool_or([~chosen[u], ~chosen[v]])
     model.maximize(sum(chosen))
     cp, proven = solver.solve(model, budget)
-    answer = str([u for u in range(n) if cp.boolean_value(chosen[u])])
+    return [u for u in range(n) if cp.boolean_value(chosen[u])], proven
+
+
+def solve(instance: Instance, budget: float) -> Solution:
+    """Exact: the largest independent set (proven within the budget at every level)."""
+    n = len(instance)
+    edges = ((u, v) for u in range(n) for v in neighbours(instance, u) if u < v)
+    chosen, proven = largest_independent(n, edges, budget)
+    answer = str(chosen)
     return Solution(answer, CHECK.evaluate(instance, answer), proven)
 
 
