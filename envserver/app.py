@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,8 @@ from envserver.metrics import Metrics, MetricsMiddleware
 from envserver.problems import install_problem_handlers
 from envserver.registry import get_registry
 from envserver.routes import router
+from envserver.sandbox_host import SandboxHost
+from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
 from envserver.tokens import StateTokens
 
@@ -42,18 +45,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # The sandbox first: verifier workers reach it through its socket from their start.
+        sandbox = SandboxHost.start(settings)
         executor = Executor(
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
-            initializer=worker.warm_up,
+            initializer=functools.partial(worker.warm_up, sandbox.socket_path),
             preload=registry.modules,
         )
         app.state.service = Service(settings, registry, executor, tokens, metrics)
+        app.state.sandbox = sandbox
         try:
             yield
         finally:
             executor.close()
+            sandbox.close()
 
     app = FastAPI(
         title="envserver",
@@ -64,6 +71,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.catalogue = build_catalogue(registry)
     install_problem_handlers(app)
     app.include_router(router)
+    app.include_router(sandbox_router)
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,

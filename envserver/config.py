@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -59,6 +59,18 @@ class Settings(BaseSettings):
         description="Extra modules to load families from (each may export ENVIRONMENTS, "
         "VERIFIERS or VERIFIER), e.g. 'mypkg.myfamily'.",
     )
+    sandbox_backend: Literal["auto", "local", "weak", "docker"] = Field(
+        "auto",
+        description="Where untrusted code runs: auto picks docker (engine and image present), "
+        "else local namespaces, else weak isolation; 'local' refuses to fall back.",
+    )
+    sandbox_workers: int = Field(
+        0, ge=0, le=256, description="Warm sandbox workers; 0 means twice the CPU count."
+    )
+    sandbox_docker_image: str = Field(
+        "envserver-sandbox:latest", description="Image of the docker backend's workers."
+    )
+    sandbox_docker_runtime: str = Field("", description="Docker runtime, e.g. 'runsc' (gVisor).")
     log_level: str = "info"
     metrics_require_auth: bool = Field(
         True,

@@ -120,6 +120,7 @@ async def readyz(request: Request, response: Response) -> Health:
         in_flight=service.executor.in_flight,
         envs=len(service.registry.envs),
         disabled=request.app.state.catalogue.disabled,
+        sandbox=request.app.state.sandbox.isolation,
     )
 
 

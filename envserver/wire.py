@@ -219,3 +219,6 @@ class Health(WireReply):
     in_flight: int | None = None
     envs: int | None = None
     disabled: list[DisabledFamily] = Field(default_factory=list)
+    sandbox: str | None = Field(
+        None, description="The sandbox's isolation level: full, container, weak or unavailable."
+    )

@@ -12,16 +12,20 @@ from typing import Any
 
 from environments.base import ResetResult, SingleTurnScoring, StepResult
 from envserver.registry import get_registry
+from sandbox import SOCKET_ENV
 from verifiers.score import Score
 
 log = logging.getLogger("envserver.worker")
 
 
-def warm_up() -> None:
-    """Pool initializer: load every family and run each verifier's example once, so the first
-    real item does not pay for imports and first-call set-up (math-verify's first call costs
-    100-300 ms). Environments are not reset here: some solve an instance on reset (OPT's exact
-    references), which would delay every worker start."""
+def warm_up(sandbox_socket: str | None = None) -> None:
+    """Pool initializer: point ``sandbox.default()`` at the server's sandbox, load every family
+    and run each verifier's example once, so the first real item does not pay for imports and
+    first-call set-up (math-verify's first call costs 100-300 ms). Environments are not reset
+    here: some solve an instance on reset (OPT's exact references), which would delay every
+    worker start."""
+    if sandbox_socket:
+        os.environ[SOCKET_ENV] = sandbox_socket
     for check in get_registry().verifiers.values():
         if check.example is not None:
             try:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from envserver.testing import ROOT, LiveServer
+from sandbox.backends import SandboxConfig, open_sandbox
+from sandbox.runner import Sandbox
 
 SHARED = ROOT.parent / "shared"
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
@@ -30,3 +32,11 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 def base_url(live_server: LiveServer) -> str:
     """The shared server's URL."""
     return live_server.base_url
+
+
+@pytest.fixture(scope="session")
+def local_sandbox() -> Iterator[Sandbox]:
+    """A sandbox with full isolation (namespaces), shared by the sandbox tests."""
+    sandbox = open_sandbox(SandboxConfig(backend="local", workers=2))
+    yield sandbox
+    sandbox.close()

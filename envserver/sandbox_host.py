@@ -1,0 +1,97 @@
+"""The server's sandbox: started with the app, lent to the verifier workers over a Unix socket,
+and called by the ``/v1/sandbox`` routes and SandboxFusion's ``/run_code``.
+
+Sandbox calls block on worker pipes, so they run on a thread pool of their own (the event loop
+only awaits); the workers themselves are separate processes doing the real work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from envserver.config import Settings
+from envserver.problems import Problem
+from sandbox.backends import SandboxConfig, open_sandbox
+from sandbox.pool import Overloaded
+from sandbox.remote import SandboxSocketServer
+from sandbox.runner import Sandbox, SandboxInputError
+
+log = logging.getLogger("envserver")
+T = TypeVar("T")
+
+
+@dataclass
+class SandboxHost:
+    """The sandbox (None when it could not start, with the reason) and its socket."""
+
+    sandbox: Sandbox | None
+    reason: str
+    socket_path: str | None
+    _server: SandboxSocketServer | None
+    _threads: ThreadPoolExecutor
+    _socket_dir: str | None = None
+
+    @classmethod
+    def start(cls, settings: Settings) -> SandboxHost:
+        """Start the workers with the configured backend; a failure leaves the server up with
+        the sandbox reported unavailable (code items then score ``error``, never 0)."""
+        config = SandboxConfig(
+            backend=settings.sandbox_backend,
+            workers=settings.sandbox_workers,
+            docker_image=settings.sandbox_docker_image,
+            docker_runtime=settings.sandbox_docker_runtime,
+        )
+        threads = ThreadPoolExecutor(
+            max_workers=4 * config.size() + 4, thread_name_prefix="sandbox"
+        )
+        try:
+            sandbox = open_sandbox(config)
+        except OSError as exc:
+            log.error("the sandbox did not start: %s", exc)
+            return cls(None, str(exc), None, None, threads)
+        # A short path: Unix socket paths are limited to 107 bytes.
+        socket_dir = tempfile.mkdtemp(prefix="envserver-")
+        server = SandboxSocketServer(sandbox, str(Path(socket_dir) / "sandbox.sock"))
+        log.info("sandbox: %d workers, isolation %s", sandbox.pool.size, sandbox.isolation)
+        return cls(sandbox, "", server.path, server, threads, socket_dir)
+
+    @property
+    def isolation(self) -> str:
+        """The isolation level in force, or ``unavailable``."""
+        return self.sandbox.isolation if self.sandbox is not None else "unavailable"
+
+    def close(self) -> None:
+        """Stop the socket and the workers."""
+        if self._server is not None:
+            self._server.close()
+        if self.sandbox is not None:
+            self.sandbox.close()
+        self._threads.shutdown(wait=False, cancel_futures=True)
+        if self._socket_dir:
+            shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+    async def call(self, fn: Callable[[Sandbox], T]) -> T:
+        """``fn(sandbox)`` on the sandbox threads, with its errors as problems."""
+        sandbox = self.sandbox
+        if sandbox is None:
+            raise Problem(
+                503, f"the sandbox is unavailable: {self.reason}", kind="sandbox-unavailable"
+            )
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._threads, fn, sandbox)
+        except SandboxInputError as exc:
+            raise Problem(422, str(exc), kind="sandbox-input") from None
+        except Overloaded as exc:
+            raise Problem(
+                429, f"the sandbox is busy ({exc}); retry later", kind="overloaded",
+                headers={"Retry-After": "1"},
+            ) from None  # fmt: skip

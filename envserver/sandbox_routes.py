@@ -1,0 +1,118 @@
+"""``/v1/sandbox``: run programs, run pass matrices; and SandboxFusion's ``/run_code``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field, ValidationError
+
+from envserver.problems import Problem
+from envserver.sandbox_fusion import RunCodeRequest, RunCodeResponse, to_response
+from envserver.sandbox_host import SandboxHost
+from sandbox import languages
+from sandbox.model import Limits, RunRecord, RunRequest
+from sandbox.runner import MatrixRequest, MatrixResult, Sandbox
+
+router = APIRouter()
+
+
+class LanguageInfo(BaseModel):
+    """A language the sandbox knows."""
+
+    name: str
+    aliases: list[str]
+    compiled: bool
+    available: bool
+
+
+class SandboxInfo(BaseModel):
+    """What the sandbox is and offers."""
+
+    isolation: str = Field(..., description="full, container, weak, or unavailable.")
+    workers: int
+    busy: int
+    detail: str = ""
+    languages: list[LanguageInfo]
+    default_limits: Limits
+
+
+class BatchRunRequest(BaseModel):
+    """Many programs in one request."""
+
+    model_config = {"extra": "forbid"}
+
+    items: list[RunRequest] = Field(..., min_length=1)
+
+
+class BatchRunResponse(BaseModel):
+    """Records in request order."""
+
+    results: list[RunRecord]
+
+
+def _host(request: Request) -> SandboxHost:
+    host: SandboxHost = request.app.state.sandbox
+    return host
+
+
+@router.get("/v1/sandbox", tags=["sandbox"])
+async def sandbox_info(request: Request) -> SandboxInfo:
+    """The isolation level in force, the workers and the languages."""
+    host = _host(request)
+    pool = host.sandbox.pool if host.sandbox is not None else None
+    return SandboxInfo(
+        isolation=host.isolation,
+        workers=pool.size if pool else 0,
+        busy=pool.busy if pool else 0,
+        detail=host.reason,
+        languages=[
+            LanguageInfo(
+                name=lang.name,
+                aliases=list(lang.aliases),
+                compiled=lang.compiled,
+                available=lang.available(),
+            )
+            for lang in languages.LANGUAGES
+        ],
+        default_limits=Limits(),
+    )
+
+
+@router.post("/v1/sandbox/run", tags=["sandbox"])
+async def sandbox_run(body: RunRequest, request: Request) -> RunRecord:
+    """Run one program under limits; the record says how it ended (never judged)."""
+    return await _host(request).call(lambda sandbox: sandbox.run(body))
+
+
+@router.post("/v1/sandbox/run/batch", tags=["sandbox"])
+async def sandbox_run_batch(body: BatchRunRequest, request: Request) -> BatchRunResponse:
+    """Run many programs concurrently; records in request order."""
+    limit = request.app.state.service.settings.max_batch_items
+    if len(body.items) > limit:
+        raise Problem(413, f"{len(body.items)} items; the limit is {limit}", kind="batch-too-large")
+    host = _host(request)
+
+    def runner(item: RunRequest) -> Callable[[Sandbox], RunRecord]:
+        return lambda sandbox: sandbox.run(item)
+
+    records = await asyncio.gather(*(host.call(runner(item)) for item in body.items))
+    return BatchRunResponse(results=list(records))
+
+
+@router.post("/v1/sandbox/matrix", tags=["sandbox"])
+async def sandbox_matrix(body: MatrixRequest, request: Request) -> MatrixResult:
+    """N programs x M tests: the pass matrix, each program's tests in one warm process."""
+    return await _host(request).call(lambda sandbox: sandbox.matrix(body))
+
+
+@router.post("/run_code", tags=["compatibility"])
+async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
+    """SandboxFusion's ``run_code``: same request and response fields."""
+    try:
+        run = body.to_run()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise Problem(422, f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return to_response(await _host(request).call(lambda sandbox: sandbox.run(run)))

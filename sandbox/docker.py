@@ -1,0 +1,166 @@
+"""The ``docker`` backend: the same zygote worker, one per long-lived, locked-down container.
+
+No container is created per run (seconds each); a pool of containers runs the worker loop and
+is recycled after ``docker_recycle_after`` requests or any failure. Each container: no network,
+read-only root, a size-capped tmpfs for scratch, memory = memory+swap, a pids limit, a CPU
+quota, every capability dropped, ``no-new-privileges``, a non-root user, the engine's default
+seccomp profile, and gVisor's ``runsc`` runtime when configured. The worker speaks frames on
+the container's attached stdin/stdout (not ``docker exec``, which costs tens of ms per call).
+
+Not exercised by the test suite here: these machines have a Docker client but no engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import struct
+import time
+from typing import TYPE_CHECKING, Any
+
+from sandbox import frames
+from sandbox.pool import START_TIMEOUT_S, WORKER_ENV, WorkerFactory, WorkerLost
+
+if TYPE_CHECKING:
+    from sandbox.backends import SandboxConfig
+
+# Paths inside the container, whose /tmp is its own size-capped tmpfs.
+WORKER_COMMAND = ["python", "-m", "sandbox.zygote", "--isolation", "weak", "--workdir", "/tmp/w"]  # noqa: S108
+_STDOUT = 1
+
+
+def unavailable(image: str) -> str | None:
+    """Why the backend cannot be used here, or None when an engine answers and has ``image``."""
+    try:
+        import docker  # noqa: PLC0415 - optional dependency
+    except ImportError:
+        return "the docker package is not installed (pip install 'envserver[docker]')"
+    try:
+        client = docker.from_env(timeout=3)
+        client.ping()
+        client.images.get(image)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"[:300]
+    return None
+
+
+class _Demux:
+    """Reads the engine's multiplexed attach stream (8-byte headers: stream, size)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+        self.stdout = bytearray()
+
+    def pull(self, timeout_s: float) -> bool:
+        ready, _, _ = select.select([self.sock], [], [], timeout_s)
+        if not ready:
+            return True
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            return False
+        self.buffer += chunk
+        while len(self.buffer) >= 8:
+            stream, size = struct.unpack(">BxxxI", self.buffer[:8])
+            if len(self.buffer) < 8 + size:
+                break
+            if stream == _STDOUT:
+                self.stdout += self.buffer[8 : 8 + size]
+            del self.buffer[: 8 + size]
+        return True
+
+
+class ContainerWorker:
+    """One container running the zygote."""
+
+    isolation = "container"
+
+    def __init__(self, config: SandboxConfig, slot: int) -> None:
+        import docker  # noqa: PLC0415 - optional dependency
+
+        self.client = docker.from_env(timeout=10)
+        self.recycle_after = config.docker_recycle_after
+        self.calls = 0
+        api = self.client.api
+        host_config = api.create_host_config(
+            network_mode="none",
+            read_only=True,
+            tmpfs={"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"},  # noqa: S108 - in-container
+            mem_limit="2g",
+            memswap_limit="2g",
+            pids_limit=256,
+            nano_cpus=1_000_000_000,
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            runtime=config.docker_runtime or None,
+            auto_remove=True,
+        )
+        created = api.create_container(
+            config.docker_image,
+            command=WORKER_COMMAND,
+            user="65534:65534",
+            stdin_open=True,
+            tty=False,
+            environment=WORKER_ENV,
+            host_config=host_config,
+            labels={"envserver.sandbox.slot": str(slot)},
+        )
+        self.id = created["Id"]
+        raw = api.attach_socket(self.id, params={"stdin": 1, "stdout": 1, "stream": 1})
+        self.sock: socket.socket = raw._sock
+        api.start(self.id)
+        self.demux = _Demux(self.sock)
+        self.reader = frames.FrameReader()
+        hello = self._receive(START_TIMEOUT_S)
+        if hello.get("status") != "ok":
+            self.close()
+            raise OSError(str(hello.get("detail") or "the container worker did not start"))
+
+    @property
+    def exhausted(self) -> bool:
+        """Time to recycle the container."""
+        return self.calls >= self.recycle_after
+
+    def _receive(self, timeout_s: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.demux.stdout:
+                found = self.reader.feed(bytes(self.demux.stdout))
+                self.demux.stdout.clear()
+                if found:
+                    return dict(found[0])
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise WorkerLost(f"no reply within {timeout_s:.1f} s")
+            if not self.demux.pull(left):
+                raise WorkerLost("the container closed its stream")
+
+    def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        self.calls += 1
+        try:
+            self.sock.sendall(frames.pack(request))
+            return self._receive(timeout_s)
+        except (OSError, frames.FrameError, WorkerLost) as exc:
+            self.close()
+            raise WorkerLost(str(exc)) from None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.sock.close()
+        with contextlib.suppress(Exception):
+            self.client.api.kill(self.id)
+
+
+def factory(config: SandboxConfig) -> WorkerFactory:
+    """Starts a container worker per slot."""
+
+    def start(slot: int) -> ContainerWorker:
+        try:
+            return ContainerWorker(config, slot)
+        except OSError:
+            raise
+        except Exception as exc:
+            raise OSError(f"could not start a sandbox container: {exc}") from None
+
+    return start

@@ -1,0 +1,830 @@
+"""A sandbox worker ("zygote"): a warm, isolated Python process that runs programs on request.
+
+The pool starts one per slot (``python -m sandbox.zygote``) and talks to it in frames on two
+pipes. The worker sets up its isolation once (``isolation``), pre-imports common modules, then
+for each request forks a child per program: a fresh PID namespace with its own ``/proc`` (so no
+grandchild outlives the run), all inherited descriptors closed, its own session, an
+unprivileged uid, rlimits, the seccomp filter, a private scratch directory, a wall-clock limit.
+Python runs in the fork itself (no exec: imports are already paid); other languages exec.
+
+Requests and replies are plain JSON (see ``sandbox.model`` for the schema the pool validates).
+The worker never judges: it returns outputs, and the trusted side compares them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import fcntl
+import hashlib
+import importlib
+import math
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sandbox import frames, harness, isolation, landlock, languages, linux, seccomp
+
+WARM_MODULES = (
+    "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal",
+    "enum", "fractions", "functools", "hashlib", "heapq", "io", "itertools", "json", "math",
+    "numbers", "operator", "random", "re", "statistics", "string", "textwrap", "typing",
+    "unittest",
+)  # fmt: skip
+CACHE_ENTRIES = 128
+TAIL = 4096  # bytes of stderr kept when a frame carries an error
+_HIGH_FD = 100
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-run limits (the pool fills in defaults)."""
+
+    wall_s: float
+    cpu_s: float
+    memory_mb: int
+    output_bytes: int
+    file_mb: int
+    processes: int
+    open_files: int
+
+    @classmethod
+    def of(cls, raw: dict[str, Any]) -> Limits:
+        """From the request's JSON."""
+        return cls(**{name: raw[name] for name in cls.__dataclass_fields__})
+
+
+@dataclass
+class _Stream:
+    """One output pipe, read without blocking, kept up to ``cap`` bytes."""
+
+    fd: int
+    cap: int
+    data: bytearray = field(default_factory=bytearray)
+    total: int = 0
+    open: bool = True
+
+    def pull(self) -> None:
+        try:
+            chunk = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.open = False
+            return
+        self.total += len(chunk)
+        room = self.cap - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+    @property
+    def over(self) -> bool:
+        return self.total > self.cap
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+@dataclass
+class _Proc:
+    """A running child and what has been seen of it."""
+
+    pid: int
+    pidfd: int
+    out: _Stream
+    err: _Stream
+    channel: socket.socket | None
+    started: float
+    reader: frames.FrameReader = field(default_factory=lambda: frames.FrameReader(16 << 20))
+    pending: list[Any] = field(default_factory=list)
+    status: int | None = None
+    rusage: Any = None
+    ended: float = 0.0
+    killed_for: str = ""
+    channel_error: str = ""
+
+
+class Worker:
+    """The request loop of one zygote."""
+
+    def __init__(self, layout: isolation.Layout, control: tuple[int, int]) -> None:
+        self.layout = layout
+        self.control_in, self.control_out = control
+        self.filter = seccomp.compile_filter()
+        self.full = layout.isolation == "full"
+        self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.full else -1
+        # Without namespaces, Landlock is what hides the host filesystem from runs.
+        self.landlock = None if self.full else landlock.ruleset(*isolation.weak_paths(layout))
+        self.runs = 0
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def serve(self) -> None:
+        """Answer requests until the pool hangs up."""
+        while True:
+            try:
+                request = frames.read(self.control_in)
+            except frames.FrameError:
+                return
+            try:
+                reply = self.handle(request)
+            except Exception as exc:
+                reply = {"status": "sandbox_error", "detail": f"{type(exc).__name__}: {exc}"}
+            frames.write(self.control_out, reply)
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request: ``ping`` or ``run``."""
+        if request.get("op") == "ping":
+            return {"status": "ok", "isolation": self.layout.isolation, "pid": os.getpid()}
+        language = languages.get(request["language"])
+        limits = Limits.of(request["limits"])
+        scratch = self._scratch()
+        try:
+            self._write_files(scratch, request.get("files") or {})
+            binary, compiled = self._build(language, request["source"], scratch, request)
+            if compiled is not None and binary is None:
+                return {**compiled, "status": "compile_error", "compile": compiled}
+            tests = request.get("tests")
+            if tests is None:
+                record = self._run_once(language, request, binary, scratch, limits)
+            else:
+                record = self._run_tests(language, request, binary, scratch, limits)
+            record["compile"] = compiled
+            if request.get("fetch_files"):
+                record["files"] = self._fetch(scratch, request["fetch_files"])
+            record["isolation"] = self.layout.isolation
+            return record
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+            self._cleanup()
+
+    # -- files and builds ----------------------------------------------------------------------
+
+    def _scratch(self) -> Path:
+        self.runs += 1
+        path = Path(self.layout.scratch, f"run{self.runs}")
+        path.mkdir(mode=0o700)
+        self._own(path)
+        return path
+
+    def _own(self, path: Path) -> None:
+        if self.layout.run_uid is not None:
+            os.chown(path, self.layout.run_uid, self.layout.run_uid)
+
+    def _write_files(self, scratch: Path, files: dict[str, str]) -> None:
+        for name, content in files.items():
+            target = scratch / name  # names were checked by the pool: relative, no '..'
+            for parent in reversed(target.relative_to(scratch).parents):
+                if not (scratch / parent).exists():
+                    (scratch / parent).mkdir()
+                    self._own(scratch / parent)
+            target.write_bytes(base64.b64decode(content))
+            self._own(target)
+
+    def _fetch(self, scratch: Path, names: list[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        root = os.path.realpath(scratch)
+        for name in names:
+            real = os.path.realpath(scratch / name)
+            if not real.startswith(root + "/"):
+                continue  # a symlink out of the scratch directory
+            with contextlib.suppress(OSError):
+                fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as file:
+                    found[name] = base64.b64encode(file.read(8 << 20)).decode()
+        return found
+
+    def _build(
+        self, language: languages.Language, source: str, scratch: Path, request: dict[str, Any]
+    ) -> tuple[str | None, dict[str, Any] | None]:
+        """Write the source; for a compiled language, the cached binary (None if the build
+        failed) and the compile record (None on a cache hit or for interpreted languages)."""
+        (scratch / language.source_file).write_text(source)
+        self._own(scratch / language.source_file)
+        if not language.compiled:
+            return None, None
+        digest = hashlib.sha256(repr((language.compile, source)).encode()).hexdigest()[:32]
+        cached = Path(self.layout.cache, digest)
+        if cached.exists():
+            os.utime(cached)
+            return str(cached), None
+        argv = [a.format(src=language.source_file, bin="main") for a in language.compile]
+        limits = Limits.of(request["compile_limits"])
+        proc = self.spawn(_exec(argv), b"", scratch, limits)
+        record = self.finish(proc, limits)
+        if record["status"] != "ok" or not (scratch / "main").is_file():
+            return None, record
+        shutil.copyfile(scratch / "main", cached)
+        cached.chmod(0o755)
+        self._evict()
+        return str(cached), record
+
+    def _evict(self) -> None:
+        entries = sorted(Path(self.layout.cache).iterdir(), key=lambda p: p.stat().st_mtime)
+        for stale in entries[:-CACHE_ENTRIES]:
+            stale.unlink(missing_ok=True)
+
+    # -- runs ----------------------------------------------------------------------------------
+
+    def _target(
+        self, language: languages.Language, source: str, binary: str | None
+    ) -> Callable[[], None]:
+        if language.warm:
+            return lambda: harness.flush_and_exit(harness.run_main(source))
+        argv = [binary] if binary else [a.format(src=language.source_file) for a in language.run]
+        return _exec(argv)
+
+    def _run_once(
+        self,
+        language: languages.Language,
+        request: dict[str, Any],
+        binary: str | None,
+        scratch: Path,
+        limits: Limits,
+    ) -> dict[str, Any]:
+        stdin = str(request.get("stdin") or "").encode()
+        proc = self.spawn(self._target(language, request["source"], binary), stdin, scratch, limits)
+        return self.finish(proc, limits)
+
+    def _run_tests(
+        self,
+        language: languages.Language,
+        request: dict[str, Any],
+        binary: str | None,
+        scratch: Path,
+        limits: Limits,
+    ) -> dict[str, Any]:
+        """All tests of one program: in one warm process for Python, one exec each otherwise.
+        After a test times out the rest are not run and count as timeouts."""
+        tests, source = request["tests"], request["source"]
+        items = tests["items"]
+        session = _TestSession(self, scratch, limits, float(tests["per_test_s"]))
+        if not language.warm:
+            results = session.each_exec(self._target(language, source, binary), items)
+        elif tests["kind"] == "stdin":
+            results = session.script(source, items)
+        elif tests["kind"] == "call":
+            results = session.calls(source, str(tests["entry_point"]), items)
+        else:
+            results = session.asserts(source, tests.get("entry_point"), items)
+        results += [_timeout_result()] * (len(items) - len(results))
+        for proc in session.procs:
+            if proc.status is None or proc.out.open:
+                self.finish(proc, limits, closing=True)
+        return {"status": "ok", "tests": results, **_summary(session.procs)}
+
+    def ask(self, proc: _Proc, message: dict[str, Any], deadline: float) -> dict[str, Any]:
+        """Send one test to a harness process; its result as the trusted side will see it."""
+        started = time.monotonic()
+        try:
+            assert proc.channel is not None
+            frames.write(proc.channel.fileno(), message)
+        except OSError:
+            return _failure(proc, None)
+        reply = self.await_frame(proc, deadline)
+        elapsed = time.monotonic() - started
+        if reply is None:
+            return {**_failure(proc, None), "time_s": elapsed}
+        return {**_harness_result(reply), "time_s": elapsed}
+
+    def await_frame(self, proc: _Proc, deadline: float) -> dict[str, Any] | None:
+        """The next frame from ``proc``'s channel; None when it died, hung up or ran out of time
+        (then it is killed and ``killed_for`` says why)."""
+        while not proc.pending:
+            if proc.channel is None or proc.status is not None or proc.channel_error:
+                return None
+            if time.monotonic() >= deadline:
+                self.kill(proc, "timeout")
+                return None
+            self._pump(proc, deadline)
+        frame = proc.pending.pop(0)
+        return frame if isinstance(frame, dict) else None
+
+    # -- process plumbing ----------------------------------------------------------------------
+
+    def spawn(
+        self,
+        target: Callable[[], Any],
+        stdin: bytes,
+        scratch: Path,
+        limits: Limits,
+        *,
+        channel: bool = False,
+        peer: socket.socket | None = None,
+    ) -> _Proc:
+        stdin_fd = os.memfd_create("stdin")
+        os.write(stdin_fd, stdin)
+        os.lseek(stdin_fd, 0, os.SEEK_SET)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        setup_r, setup_w = os.pipe()
+        ours, theirs = socket.socketpair() if channel else (None, None)
+        child_fds = [stdin_fd, out_w, err_w]
+        if theirs is not None:
+            child_fds.append(theirs.fileno())
+        if peer is not None:
+            child_fds.append(peer.fileno())
+        sys.stdout.flush()
+        sys.stderr.flush()
+        if self.full:
+            linux.unshare(linux.CLONE_NEWPID)  # the next child is PID 1 of a new namespace
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            self._child(target, child_fds, setup_w, scratch, limits)  # never returns
+        if self.full:
+            linux.setns(self.pidns, linux.CLONE_NEWPID)
+        if pid < 0:
+            for fd in (stdin_fd, out_w, err_w, setup_w, out_r, err_r, setup_r):
+                os.close(fd)
+            raise OSError("fork failed")
+        for fd in (stdin_fd, out_w, err_w, setup_w):
+            os.close(fd)
+        if theirs is not None:
+            theirs.close()
+        proc = _Proc(
+            pid=pid,
+            pidfd=os.pidfd_open(pid),
+            out=_Stream(out_r, limits.output_bytes),
+            err=_Stream(err_r, limits.output_bytes),
+            channel=ours,
+            started=time.monotonic(),
+        )
+        for fd in (out_r, err_r):
+            os.set_blocking(fd, False)
+        setup = _read_all(setup_r)
+        os.close(setup_r)
+        if setup != b"1":
+            self.kill(proc, "sandbox_error")
+            self._reap(proc)
+            raise OSError(f"sandbox set-up failed: {setup.decode(errors='replace')[:500]}")
+        proc.started = time.monotonic()
+        return proc
+
+    def _child(
+        self,
+        target: Callable[[], Any],
+        fds: list[int],
+        setup_fd: int,
+        scratch: Path,
+        limits: Limits,
+    ) -> None:
+        """In the forked child: isolate, report set-up, run. Never returns."""
+        try:
+            if self.landlock is not None:
+                landlock.restrict_self(self.landlock)
+            if self.full:
+                linux.unshare(linux.CLONE_NEWNS)
+                linux.mount(
+                    "proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
+                )
+            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD) for fd in [*fds, setup_fd]]
+            for index, fd in enumerate(high[:-1]):
+                os.dup2(fd, index)
+            setup_fd = fcntl.fcntl(high[-1], fcntl.F_DUPFD, len(fds))
+            os.closerange(len(fds), setup_fd)
+            os.closerange(setup_fd + 1, 1 << 16)
+            os.setsid()
+            uid = self.layout.run_uid
+            if uid is not None:
+                os.setgroups([])
+                os.setresgid(uid, uid, uid)
+                os.setresuid(uid, uid, uid)
+            _set_limits(limits)
+            seccomp.load(self.filter)
+            os.chdir(scratch)
+            os.environ.clear()
+            os.environ.update(
+                PATH="/usr/local/bin:/usr/bin:/bin",
+                HOME=str(scratch),
+                TMPDIR=str(scratch),
+                LANG="C.UTF-8",
+                PYTHONDONTWRITEBYTECODE="1",
+            )
+            os.write(setup_fd, b"1")
+            os.close(setup_fd)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.write(setup_fd, f"{type(exc).__name__}: {exc}".encode())
+            os._exit(125)
+        try:
+            target()
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(126)
+
+    def _pump(self, proc: _Proc, deadline: float) -> None:
+        """Wait for anything from ``proc`` until ``deadline``; handle output caps and exit."""
+        poller = select.poll()
+        watched = {proc.pidfd: "exit"}
+        for stream, name in ((proc.out, "out"), (proc.err, "err")):
+            if stream.open:
+                watched[stream.fd] = name
+        if proc.channel is not None and not proc.channel_error:
+            watched[proc.channel.fileno()] = "channel"
+        for fd in watched:
+            poller.register(fd, select.POLLIN | select.POLLHUP)
+        timeout_ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
+        for fd, _ in poller.poll(timeout_ms):
+            what = watched[fd]
+            if what == "out":
+                proc.out.pull()
+            elif what == "err":
+                proc.err.pull()
+            elif what == "channel":
+                self._pull_channel(proc)
+            elif proc.status is None:
+                self._reap(proc)
+        if (proc.out.over or proc.err.over) and not proc.killed_for:
+            self.kill(proc, "output_limit")
+
+    def _pull_channel(self, proc: _Proc) -> None:
+        assert proc.channel is not None
+        try:
+            chunk = proc.channel.recv(1 << 16, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            proc.channel_error = str(exc)
+            return
+        if not chunk:
+            proc.channel_error = "the program closed its channel"
+            return
+        try:
+            proc.pending += proc.reader.feed(chunk)
+        except frames.FrameError as exc:
+            proc.channel_error = str(exc)
+
+    def finish(self, proc: _Proc, limits: Limits, *, closing: bool = False) -> dict[str, Any]:
+        """Wait for ``proc`` to end (killing it at its wall limit, or at once when ``closing``
+        a harness process), drain its output; the execution record."""
+        if proc.channel is not None:
+            proc.channel.close()
+            proc.channel = None
+        deadline = proc.started + limits.wall_s
+        if closing and proc.status is None:
+            self.kill(proc, proc.killed_for or "closed")
+        while proc.status is None:
+            if time.monotonic() >= deadline:
+                self.kill(proc, "timeout")
+                break
+            self._pump(proc, deadline)
+        self._reap(proc)
+        drain_until = time.monotonic() + 0.5  # holders of the pipes died with the namespace
+        while (proc.out.open or proc.err.open) and time.monotonic() < drain_until:
+            self._pump(proc, drain_until)
+        for stream in (proc.out, proc.err):
+            os.close(stream.fd)
+            stream.open = False
+        os.close(proc.pidfd)
+        return _record(proc, limits, self.layout.isolation)
+
+    def kill(self, proc: _Proc, reason: str) -> None:
+        if not proc.killed_for:
+            proc.killed_for = reason
+        with contextlib.suppress(ProcessLookupError):
+            if self.full:
+                os.kill(proc.pid, signal.SIGKILL)  # PID 1 of its namespace: all of it dies
+            else:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def _reap(self, proc: _Proc) -> None:
+        if proc.status is not None:
+            return
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.status, proc.rusage, proc.ended = status, usage, time.monotonic()
+
+    def _cleanup(self) -> None:
+        """After a request: reap orphans; without a PID namespace, kill whatever the run's uid
+        still owns (a daemon that left the process group)."""
+        if not self.full and self.layout.run_uid is not None:
+            killer = os.fork()
+            if killer == 0:
+                try:
+                    uid = self.layout.run_uid
+                    os.setresuid(uid, uid, uid)
+                    os.kill(-1, signal.SIGKILL)
+                finally:
+                    os._exit(0)
+            os.waitpid(killer, 0)  # before the next run, whose processes it would also kill
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+
+
+class _TestSession:
+    """The processes of one program's test run, and its budgets: ``per_test`` for each answer,
+    the program's ``wall_s`` for all of them."""
+
+    def __init__(self, worker: Worker, scratch: Path, limits: Limits, per_test: float) -> None:
+        self.worker, self.scratch, self.limits, self.per_test = worker, scratch, limits, per_test
+        self.deadline = time.monotonic() + limits.wall_s
+        self.procs: list[_Proc] = []
+
+    def _due(self) -> float:
+        return min(self.deadline, time.monotonic() + self.per_test)
+
+    def start(
+        self, target: Callable[[], Any], peer: socket.socket | None = None
+    ) -> tuple[_Proc, dict[str, Any] | None]:
+        """A harness process and its first frame (``ready``, or why not)."""
+        proc = self.worker.spawn(target, b"", self.scratch, self.limits, channel=True, peer=peer)
+        self.procs.append(proc)
+        return proc, self.worker.await_frame(proc, self._due())
+
+    def ask_all(self, proc: _Proc, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One answer per message, stopping after a timeout."""
+        results = []
+        for message in messages:
+            result = self.worker.ask(proc, message, self._due())
+            results.append(result)
+            if result["status"] == "timeout":
+                break
+        return results
+
+    def each_exec(
+        self, target: Callable[[], None], items: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """stdin tests of a non-warm language: one exec per test."""
+        results: list[dict[str, Any]] = []
+        for item in items:
+            budget = self._due() - time.monotonic()
+            if budget <= 0:
+                break
+            limits = _with_wall(self.limits, budget)
+            proc = self.worker.spawn(target, str(item["stdin"]).encode(), self.scratch, limits)
+            self.procs.append(proc)
+            record = self.worker.finish(proc, limits)
+            results.append(_from_record(record))
+            if record["status"] == "timeout":
+                break
+        return results
+
+    def script(self, source: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """stdin tests of Python: all in one warm process, restarted after a crash."""
+        cap = self.limits.output_bytes
+        results: list[dict[str, Any]] = []
+        proc: _Proc | None = None
+        for item in items:
+            if proc is None or proc.status is not None or proc.channel_error:
+                proc, ready = self.start(_harness(harness.run_script, source, cap))
+                if not ready or not ready.get("ready"):
+                    return results + [_failure(proc, ready)] * (len(items) - len(results))
+            result = self.worker.ask(proc, {"stdin": item["stdin"]}, self._due())
+            results.append(result)
+            if result["status"] == "timeout":
+                break
+        return results
+
+    def _server(self, source: str) -> tuple[_Proc, dict[str, Any] | None]:
+        return self.start(_harness(harness.serve, source))
+
+    def calls(
+        self, source: str, entry_point: str, items: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Function-call tests: the program defined once, then called per test."""
+        server, ready = self._server(source)
+        if not ready or not ready.get("ready"):
+            return [_failure(server, ready)] * len(items)
+        messages = [
+            {"call": entry_point, "args": item["args"], "kwargs": item.get("kwargs", {})}
+            for item in items
+        ]
+        return self.ask_all(server, messages)
+
+    def asserts(
+        self, source: str, entry_point: str | None, items: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Assert snippets, run in a judge process that never runs the program: its calls of the
+        program's functions travel to a serving process on a socket between the two."""
+        server, ready = self._server(source)
+        if not ready or not ready.get("ready") or server.channel is None:
+            return [_failure(server, ready)] * len(items)
+        names = [str(name) for name in ready.get("names", [])]
+        peer, server.channel = server.channel, None
+        judge, _ = self.start(_harness(harness.judge, names), peer=peer)
+        peer.close()
+        messages = [{"code": item["code"], "entry_point": entry_point} for item in items]
+        return self.ask_all(judge, messages)
+
+
+def _harness(mode: Callable[..., None], *args: Any) -> Callable[[], None]:
+    """A child's target: one harness mode, then exit."""
+
+    def run() -> None:
+        mode(*args)
+        harness.flush_and_exit(0)
+
+    return run
+
+
+def _exec(argv: list[str]) -> Callable[[], None]:
+    def run() -> None:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; programs expect it
+        try:
+            os.execvp(argv[0], argv)  # noqa: S606 - argv comes from the language table
+        except OSError as exc:
+            os.write(2, f"cannot run {argv[0]}: {exc}\n".encode())
+            os._exit(127)
+
+    return run
+
+
+def _with_wall(limits: Limits, wall_s: float) -> Limits:
+    fields = {name: getattr(limits, name) for name in Limits.__dataclass_fields__}
+    return Limits(**{**fields, "wall_s": wall_s, "cpu_s": min(limits.cpu_s, wall_s + 1)})
+
+
+def _set_limits(limits: Limits) -> None:
+    def cap(kind: int, value: int) -> None:
+        resource.setrlimit(kind, (value, value))
+
+    if limits.memory_mb > 0:
+        cap(resource.RLIMIT_AS, limits.memory_mb << 20)
+    cpu = max(1, math.ceil(limits.cpu_s))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    cap(resource.RLIMIT_FSIZE, limits.file_mb << 20)
+    cap(resource.RLIMIT_NOFILE, limits.open_files)
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_NPROC, limits.processes)
+
+
+def _read_all(fd: int) -> bytes:
+    data = b""
+    while chunk := os.read(fd, 4096):
+        data += chunk
+    return data
+
+
+_MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
+
+
+def _status(proc: _Proc, limits: Limits) -> str:
+    if proc.killed_for in ("timeout", "output_limit"):
+        return proc.killed_for
+    status = proc.status or 0
+    cpu = _cpu(proc)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig in (signal.SIGXCPU, signal.SIGKILL) and cpu >= limits.cpu_s - 0.05:
+            return "timeout"
+        if sig == signal.SIGXFSZ:
+            return "output_limit"
+    code = os.waitstatus_to_exitcode(status)
+    if code == 0 and not proc.killed_for:
+        return "ok"
+    tail = proc.err.text()[-TAIL:]
+    if any(marker in tail for marker in _MEMORY_MARKERS):
+        return "memory_limit"
+    return "runtime_error"
+
+
+def _cpu(proc: _Proc) -> float:
+    usage = proc.rusage
+    return float(usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
+
+
+def _record(proc: _Proc, limits: Limits, isolation_level: str) -> dict[str, Any]:
+    status = proc.status or 0
+    return {
+        "status": _status(proc, limits),
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "stdout": proc.out.text(),
+        "stderr": proc.err.text(),
+        "stdout_truncated": proc.out.over,
+        "stderr_truncated": proc.err.over,
+        "wall_s": round((proc.ended or time.monotonic()) - proc.started, 6),
+        "cpu_s": round(_cpu(proc), 6),
+        "memory_mb": round(proc.rusage.ru_maxrss / 1024, 3) if proc.rusage is not None else 0.0,
+        "isolation": isolation_level,
+    }
+
+
+def _summary(procs: list[_Proc]) -> dict[str, Any]:
+    """The whole program's figures for a test run (all its processes)."""
+    return {
+        "exit_code": None,
+        "signal": None,
+        "stdout": "".join(p.out.text() for p in procs)[-TAIL:],
+        "stderr": "".join(p.err.text() for p in procs)[-TAIL:],
+        "stdout_truncated": any(p.out.over for p in procs),
+        "stderr_truncated": any(p.err.over for p in procs),
+        "wall_s": round(sum((p.ended or p.started) - p.started for p in procs), 6),
+        "cpu_s": round(sum(_cpu(p) for p in procs), 6),
+        "memory_mb": max((p.rusage.ru_maxrss / 1024 for p in procs if p.rusage), default=0.0),
+    }
+
+
+def _from_record(record: dict[str, Any]) -> dict[str, Any]:
+    """A per-test result from a whole-process record (one exec per test)."""
+    result: dict[str, Any] = {
+        "status": record["status"],
+        "stdout": record["stdout"],
+        "time_s": record["wall_s"],
+    }
+    if record["status"] != "ok":
+        result["error"] = record["stderr"][-TAIL:] or f"exit code {record['exit_code']}"
+    return result
+
+
+def _harness_result(reply: dict[str, Any]) -> dict[str, Any]:
+    """A per-test result from a harness frame (content untrusted: typed loosely, judged later)."""
+    if "passed" in reply:
+        return {
+            "status": "ok",
+            "passed": reply["passed"] is True,
+            "error": str(reply.get("error") or "")[:TAIL],
+        }
+    if "value" in reply:
+        return {"status": "ok", "value": reply["value"]}
+    if "stdout" in reply:
+        error = reply.get("error")
+        result: dict[str, Any] = {"status": "ok", "stdout": str(reply["stdout"])}
+        if reply.get("dropped"):
+            result["status"] = "output_limit"
+        elif error or reply.get("exit_code") not in (0, None):
+            kind = (
+                "memory_limit"
+                if error and str(error).startswith("MemoryError")
+                else "runtime_error"
+            )
+            result.update(
+                status=kind, error=str(error or f"exit code {reply.get('exit_code')}")[:TAIL]
+            )
+        return result
+    return {
+        "status": "runtime_error",
+        "error": str(reply.get("error") or "malformed result")[:TAIL],
+    }
+
+
+def _failure(proc: _Proc, reply: dict[str, Any] | None) -> dict[str, Any]:
+    """The result of a test whose process gave no answer."""
+    if reply is not None and reply.get("error"):
+        return {"status": "runtime_error", "error": str(reply["error"])[:TAIL], "time_s": 0.0}
+    if proc.killed_for in ("timeout", "output_limit"):
+        return {"status": proc.killed_for, "error": "", "time_s": 0.0}
+    stderr = proc.err.text()[-TAIL:]
+    kind = "memory_limit" if any(m in stderr for m in _MEMORY_MARKERS) else "runtime_error"
+    detail = proc.channel_error or "the program ended before answering"
+    return {"status": kind, "error": (stderr or detail)[:TAIL], "time_s": 0.0}
+
+
+def _timeout_result() -> dict[str, Any]:
+    return {"status": "timeout", "error": "not run: an earlier test timed out", "time_s": 0.0}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: ``python -m sandbox.zygote --isolation full|weak ...``."""
+    parser = argparse.ArgumentParser(prog="sandbox.zygote")
+    parser.add_argument("--isolation", choices=("full", "weak"), required=True)
+    parser.add_argument("--uid-base", type=int, default=200_000)
+    parser.add_argument("--scratch-mb", type=int, default=512)
+    parser.add_argument("--workdir", default="")
+    args = parser.parse_args(argv)
+    # The control channel moves to high descriptors; 0 reads nothing, 1 goes to the log.
+    control = (fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 10), fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 10))
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+    try:
+        if args.isolation == "full":
+            layout = isolation.enter_full(args.uid_base, args.scratch_mb)
+        else:
+            layout = isolation.enter_weak(args.workdir, args.uid_base + isolation.SANDBOX_UID)
+            linux.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of a run come back to us
+        worker = Worker(layout, control)
+    except OSError as exc:
+        frames.write(control[1], {"status": "sandbox_error", "detail": f"set-up failed: {exc}"})
+        sys.exit(3)
+    hello = {"status": "ok", "isolation": layout.isolation, "pid": os.getpid()}
+    hello["landlock"] = worker.landlock is not None
+    frames.write(control[1], hello)
+    with contextlib.suppress(OSError):
+        worker.serve()
+
+
+if __name__ == "__main__":
+    main()
