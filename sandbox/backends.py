@@ -7,8 +7,8 @@ import logging
 import os
 import shutil
 import tempfile
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from sandbox.pool import SandboxPool, local_factory

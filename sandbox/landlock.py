@@ -14,6 +14,7 @@ import ctypes
 import os
 import struct
 from collections.abc import Iterable
+from pathlib import Path
 
 _CREATE, _ADD_RULE, _RESTRICT = 444, 445, 446  # same numbers on x86_64 and aarch64
 _CREATE_RULESET_VERSION = 1
@@ -70,7 +71,7 @@ def _allow(ruleset_fd: int, path: str, rights: int) -> None:
     except OSError:
         return  # a path this machine lacks
     try:
-        if not os.path.isdir(f"/proc/self/fd/{target}"):
+        if not Path(f"/proc/self/fd/{target}").is_dir():
             rights &= _FILE_RIGHTS
         rule = ctypes.create_string_buffer(struct.pack("<Qi", rights, target), 12)
         if _libc.syscall(_ADD_RULE, ruleset_fd, _RULE_PATH_BENEATH, rule, 0) != 0:
