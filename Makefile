@@ -45,6 +45,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
 	$(BIN)/python -m benchmarks.step_latency
 	$(BIN)/python -m benchmarks.opt_verify
+	$(BIN)/python -m benchmarks.sandbox_throughput
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field, ValidationError
 
@@ -13,7 +10,7 @@ from envserver.sandbox_fusion import RunCodeRequest, RunCodeResponse, to_respons
 from envserver.sandbox_host import SandboxHost
 from sandbox import languages
 from sandbox.model import Limits, RunRecord, RunRequest
-from sandbox.runner import MatrixRequest, MatrixResult, Sandbox
+from sandbox.runner import MatrixRequest, MatrixResult
 
 router = APIRouter()
 
@@ -92,13 +89,8 @@ async def sandbox_run_batch(body: BatchRunRequest, request: Request) -> BatchRun
     limit = request.app.state.service.settings.max_batch_items
     if len(body.items) > limit:
         raise Problem(413, f"{len(body.items)} items; the limit is {limit}", kind="batch-too-large")
-    host = _host(request)
-
-    def runner(item: RunRequest) -> Callable[[Sandbox], RunRecord]:
-        return lambda sandbox: sandbox.run(item)
-
-    records = await asyncio.gather(*(host.call(runner(item)) for item in body.items))
-    return BatchRunResponse(results=list(records))
+    records = await _host(request).call(lambda sandbox: sandbox.run_many(body.items))
+    return BatchRunResponse(results=records)
 
 
 @router.post("/v1/sandbox/matrix", tags=["sandbox"])

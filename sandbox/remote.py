@@ -38,6 +38,9 @@ def _dispatch(sandbox: Sandbox, message: dict[str, Any]) -> dict[str, Any]:
     method, params = message.get("method"), message.get("params") or {}
     if method == "run":
         return sandbox.run(RunRequest.model_validate(params)).model_dump()
+    if method == "run_many":
+        requests = [RunRequest.model_validate(item) for item in params["items"]]
+        return {"items": [record.model_dump() for record in sandbox.run_many(requests)]}
     if method == "matrix":
         return sandbox.matrix(MatrixRequest.model_validate(params)).model_dump()
     if method == "test":
@@ -161,6 +164,10 @@ class RemoteSandbox:
             "options": options.model_dump(),
         }
         return TestRun.model_validate(self._call("test", params))
+
+    def run_many(self, requests: list[RunRequest]) -> list[RunRecord]:
+        reply = self._call("run_many", {"items": [r.model_dump() for r in requests]})
+        return [RunRecord.model_validate(item) for item in reply["items"]]
 
     def matrix(self, request: MatrixRequest) -> MatrixResult:
         return MatrixResult.model_validate(self._call("matrix", request.model_dump()))

@@ -11,6 +11,7 @@ import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -21,6 +22,7 @@ from sandbox import frames, languages, values
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.model import Limits, RunRequest
 from sandbox.pool import Overloaded, SandboxPool, local_factory
+from sandbox.remote import RemoteSandbox, SandboxSocketServer
 from sandbox.runner import MatrixRequest, Sandbox, SandboxInputError
 from sandbox.testcases import (
     JudgeOptions,
@@ -480,3 +482,37 @@ def test_weak_backend_reports_itself() -> None:
         assert record.status == "ok" and int(record.stdout) != 0
     finally:
         sandbox.close()
+
+
+# --- the server's sandbox over its socket -----------------------------------------------------
+
+
+def test_remote_sandbox_offers_the_same_methods(local_sandbox: Sandbox, tmp_path: Path) -> None:
+    server = SandboxSocketServer(local_sandbox, str(tmp_path / "s.sock"))
+    try:
+        remote = RemoteSandbox(server.path)
+        assert remote.isolation == "full"
+        assert remote.run(RunRequest(source="print(6 * 7)")).stdout == "42\n"
+        records = remote.run_many([RunRequest(source=f"print({i})") for i in range(5)])
+        assert [r.stdout for r in records] == [f"{i}\n" for i in range(5)]
+        adder = "a, b = map(int, input().split())\nprint(a + b)"
+        run = remote.test("python", adder, STDIN, per_test_s=1, limits=FAST, options=JudgeOptions())
+        assert run.passed == 3
+        result = remote.matrix(MatrixRequest(programs=[adder, "print(3)"], tests=STDIN))
+        assert result.matrix == [[True] * 3, [True, False, False]]
+        with pytest.raises(SandboxInputError, match="cobol"):
+            remote.run(RunRequest(language="cobol", source=""))
+    finally:
+        server.close()
+    assert not (tmp_path / "s.sock").exists()
+
+
+def test_the_code_verifier_scores_error_when_the_sandbox_is_gone(tmp_path: Path) -> None:
+    from verifiers.code import VERIFIER, CodeOptions, check
+
+    score = check(
+        *VERIFIER.example,
+        CodeOptions(),
+        sandbox=RemoteSandbox(str(tmp_path / "nobody-listens.sock")),
+    )
+    assert score.status == "error" and score.reward is None

@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-import sandbox
+from sandbox import default as default_sandbox
 from sandbox.model import Limits
 from sandbox.pool import Overloaded
-from sandbox.runner import SandboxInputError, TestRun
+from sandbox.runner import Runs, SandboxInputError, TestRun
 from sandbox.testcases import JudgeOptions, TestSuite
 from verifiers.base import Verifier
 from verifiers.code.extract import extract_code
@@ -95,8 +95,11 @@ def _score(run: TestRun, options: CodeOptions) -> Score:
     )
 
 
-def check(response: str, reference: Any, options: CodeOptions) -> Score:
-    """Run the response's program against the reference's tests."""
+def check(
+    response: str, reference: Any, options: CodeOptions, *, sandbox: Runs | None = None
+) -> Score:
+    """Run the response's program against the reference's tests (in this process's sandbox
+    unless one is given)."""
     program = _program(response, reference)
     if isinstance(program, Score):
         return program
@@ -104,7 +107,7 @@ def check(response: str, reference: Any, options: CodeOptions) -> Score:
     budget = min(MAX_PROGRAM_S, ref.time_limit_s * len(ref.tests.items) + 1.0)
     judge = JudgeOptions(whitespace=options.whitespace, float_tolerance=options.float_tolerance)
     try:
-        run = sandbox.default().test(
+        run = (sandbox or default_sandbox()).test(
             ref.language,
             source,
             ref.tests,
