@@ -56,9 +56,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
         app.state.service = Service(settings, registry, executor, tokens, metrics)
         app.state.sandbox = sandbox
+        metrics.registry.register(sandbox)
         try:
             yield
         finally:
+            metrics.registry.unregister(sandbox)
             executor.close()
             sandbox.close()
 

@@ -11,11 +11,13 @@ import asyncio
 import logging
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from envserver.config import Settings
 from envserver.problems import Problem
@@ -28,7 +30,7 @@ log = logging.getLogger("envserver")
 T = TypeVar("T")
 
 
-@dataclass
+@dataclass(eq=False)  # hashable by identity: it is registered as a Prometheus collector
 class SandboxHost:
     """The sandbox (None when it could not start, with the reason) and its socket."""
 
@@ -95,3 +97,32 @@ class SandboxHost:
                 429, f"the sandbox is busy ({exc}); retry later", kind="overloaded",
                 headers={"Retry-After": "1"},
             ) from None  # fmt: skip
+
+    def collect(self) -> Iterator[Metric]:
+        """Prometheus collector: the pool's counters, read at scrape time."""
+        pool = self.sandbox.pool if self.sandbox is not None else None
+        workers = GaugeMetricFamily(
+            "envserver_sandbox_workers",
+            "Sandbox workers, by isolation level.",
+            labels=["isolation"],
+        )
+        workers.add_metric([self.isolation], pool.size if pool else 0)
+        yield workers
+        yield GaugeMetricFamily(
+            "envserver_sandbox_busy",
+            "Sandbox workers running a request now.",
+            pool.busy if pool else 0,
+        )
+        yield GaugeMetricFamily(
+            "envserver_sandbox_waiting",
+            "Sandbox requests waiting for a worker.",
+            pool.waiting if pool else 0,
+        )
+        yield CounterMetricFamily(
+            "envserver_sandbox_requests", "Sandbox requests answered.", pool.runs if pool else 0
+        )
+        yield CounterMetricFamily(
+            "envserver_sandbox_worker_restarts",
+            "Sandbox workers replaced after dying, hanging or garbling.",
+            pool.restarts if pool else 0,
+        )

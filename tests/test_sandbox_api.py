@@ -194,3 +194,14 @@ def test_code_verifier_over_http(base_url: str) -> None:
     assert empty["status"] == "invalid"
     bad_reference = _verify(base_url, ADDER, {"tests": {"kind": "stdin", "items": []}})
     assert bad_reference["status"] == "error" and bad_reference["reward"] is None
+
+
+def test_metrics_expose_the_sandbox_pool(base_url: str) -> None:
+    httpx.post(f"{base_url}/v1/sandbox/run", json={"source": "print(1)"})
+    text = httpx.get(f"{base_url}/metrics").text
+    assert 'envserver_sandbox_workers{isolation="full"}' in text
+    requests = next(
+        line for line in text.splitlines() if line.startswith("envserver_sandbox_requests_total")
+    )
+    assert float(requests.split()[-1]) >= 1
+    assert "envserver_sandbox_busy" in text and "envserver_sandbox_worker_restarts_total" in text
