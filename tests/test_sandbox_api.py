@@ -9,6 +9,8 @@ import httpx
 import pytest
 import sandbox_fusion
 
+from environments.code.tasks import CodeTaskOptions, CodeTasks
+
 HAS_GXX = shutil.which("g++") is not None
 ADDER = "a, b = map(int, input().split())\nprint(a + b)"
 STDIN_TESTS = {
@@ -205,3 +207,26 @@ def test_metrics_expose_the_sandbox_pool(base_url: str) -> None:
     )
     assert float(requests.split()[-1]) >= 1
     assert "envserver_sandbox_busy" in text and "envserver_sandbox_worker_restarts_total" in text
+
+
+@pytest.mark.parametrize("fmt", ["stdin", "call", "assert"])
+def test_code_environment_end_to_end(base_url: str, fmt: str) -> None:
+    family = CodeTasks()
+    expert = family.expert_response(family.generate(7, CodeTaskOptions(format=fmt)))
+    reset = httpx.post(
+        f"{base_url}/v1/envs/code/reset", json={"seed": 7, "options": {"format": fmt}}
+    )
+    assert reset.status_code == 200, reset.text
+    episode = reset.json()
+    step = httpx.post(
+        f"{base_url}/v1/envs/code/step",
+        json={"state": episode["state"], "action": expert},
+        timeout=60,
+    ).json()
+    assert step["status"] == "ok" and step["reward"] == 1.0 and step["terminated"]
+    wrong = httpx.post(
+        f"{base_url}/v1/verify",
+        json={"items": [{"task_id": episode["task_id"], "response": "```python\nprint(0)\n```"}]},
+        timeout=60,
+    ).json()["results"][0]
+    assert wrong["status"] == "ok" and wrong["reward"] < 1.0
