@@ -204,7 +204,9 @@ def judge(names: list[str]) -> None:
         except frames.FrameError:
             return
         namespace: dict[str, Any] = {"__name__": "__test__", "__builtins__": builtins}
-        namespace.update({name: _Remote(name) for name in names})
+        # The program's functions, except any that would shadow a builtin the test relies on
+        # (a program defining ``abs`` must not change what ``abs`` means in the judge).
+        namespace.update({name: _Remote(name) for name in names if not hasattr(builtins, name)})
         if request.get("entry_point"):
             namespace["candidate"] = _Remote(request["entry_point"])
         try:

@@ -180,7 +180,7 @@ class SandboxPool:
 
     def __init__(self, factory: WorkerFactory, size: int, *, max_waiting: int = 4096) -> None:
         self.factory, self.size, self.max_waiting = factory, size, max_waiting
-        self._idle: list[_Slot] = []
+        self._idle: deque[_Slot] = deque()  # FIFO: work spreads over every worker
         self._waiters: deque[_Waiter] = deque()
         self._lock = threading.Lock()
         self.busy = 0
@@ -192,7 +192,7 @@ class SandboxPool:
         self.isolation = next((w.isolation for w in workers if w is not None), "unavailable")
         if all(w is None for w in workers):
             raise OSError("no sandbox worker could start")
-        self._idle = list(enumerate(workers))
+        self._idle = deque(enumerate(workers))
 
     @property
     def waiting(self) -> int:
@@ -212,7 +212,7 @@ class SandboxPool:
                 return None
             if self._idle and not self._waiters:
                 self.busy += 1
-                return self._idle.pop()
+                return self._idle.popleft()
             if len(self._waiters) >= self.max_waiting:
                 raise Overloaded(f"{len(self._waiters)} sandbox requests are waiting")
             waiter = _Waiter()
@@ -266,7 +266,7 @@ class SandboxPool:
         ``sandbox_error``."""
         with self._lock:
             self.closed = True
-            idle, self._idle = self._idle, []
+            idle, self._idle = self._idle, deque()
             waiters, self._waiters = list(self._waiters), deque()
         for waiter in waiters:
             waiter.ready.set()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import errno
 import fcntl
 import hashlib
 import importlib
@@ -26,6 +27,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -148,26 +150,33 @@ class Worker:
         if request.get("op") == "ping":
             return {"status": "ok", "isolation": self.layout.isolation, "pid": os.getpid()}
         language = languages.get(request["language"])
-        limits = Limits.of(request["limits"])
         scratch = self._scratch()
         try:
-            self._write_files(scratch, request.get("files") or {})
-            binary, compiled = self._build(language, request["source"], scratch, request)
-            if compiled is not None and binary is None:
-                return {**compiled, "status": "compile_error", "compile": compiled}
-            tests = request.get("tests")
-            if tests is None:
-                record = self._run_once(language, request, binary, scratch, limits)
-            else:
-                record = self._run_tests(language, request, binary, scratch, limits)
-            record["compile"] = compiled
+            try:
+                record = self._execute(language, request, scratch)
+            finally:
+                self._cleanup()  # from here on no process of the run touches the scratch dir
             if request.get("fetch_files"):
-                record["files"] = self._fetch(scratch, request["fetch_files"])
+                record["files"] = _fetch(scratch, request["fetch_files"])
             record["isolation"] = self.layout.isolation
             return record
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-            self._cleanup()
+
+    def _execute(
+        self, language: languages.Language, request: dict[str, Any], scratch: Path
+    ) -> dict[str, Any]:
+        limits = Limits.of(request["limits"])
+        self._write_files(scratch, request.get("files") or {})
+        binary, compiled = self._build(language, request["source"], scratch, request)
+        if compiled is not None and binary is None:
+            return {**compiled, "status": "compile_error", "compile": compiled}
+        if request.get("tests") is None:
+            record = self._run_once(language, request, binary, scratch, limits)
+        else:
+            record = self._run_tests(language, request, binary, scratch, limits)
+        record["compile"] = compiled
+        return record
 
     # -- files and builds ----------------------------------------------------------------------
 
@@ -192,19 +201,6 @@ class Worker:
             target.write_bytes(base64.b64decode(content))
             self._own(target)
 
-    def _fetch(self, scratch: Path, names: list[str]) -> dict[str, str]:
-        found: dict[str, str] = {}
-        root = os.path.realpath(scratch)
-        for name in names:
-            real = os.path.realpath(scratch / name)
-            if not real.startswith(root + "/"):
-                continue  # a symlink out of the scratch directory
-            with contextlib.suppress(OSError):
-                fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                with os.fdopen(fd, "rb") as file:
-                    found[name] = base64.b64encode(file.read(8 << 20)).decode()
-        return found
-
     def _build(
         self, language: languages.Language, source: str, scratch: Path, request: dict[str, Any]
     ) -> tuple[str | None, dict[str, Any] | None]:
@@ -223,9 +219,13 @@ class Worker:
         limits = Limits.of(request["compile_limits"])
         proc = self.spawn(_exec(argv), b"", scratch, limits)
         record = self.finish(proc, limits)
-        if record["status"] != "ok" or not (scratch / "main").is_file():
+        if record["status"] != "ok":
             return None, record
-        shutil.copyfile(scratch / "main", cached)
+        try:  # the binary is the build's output: read it without following links
+            with os.fdopen(_open_beneath(scratch, "main"), "rb") as built:
+                cached.write_bytes(built.read())
+        except OSError as exc:
+            return None, {**record, "status": "runtime_error", "stderr": f"no binary: {exc}"}
         cached.chmod(0o755)
         self._evict()
         return str(cached), record
@@ -509,25 +509,20 @@ class Worker:
         proc.status, proc.rusage, proc.ended = status, usage, time.monotonic()
 
     def _cleanup(self) -> None:
-        """After a request: reap orphans; without a PID namespace, kill whatever the run's uid
-        still owns (a daemon that left the process group)."""
-        if not self.full and self.layout.run_uid is not None:
-            killer = os.fork()
-            if killer == 0:
-                try:
-                    uid = self.layout.run_uid
-                    os.setresuid(uid, uid, uid)
-                    os.kill(-1, signal.SIGKILL)
-                finally:
-                    os._exit(0)
-            os.waitpid(killer, 0)  # before the next run, whose processes it would also kill
-        while True:
+        """After a request: no process of the run survives, and none is left unreaped (zombies
+        still count against the uid's process limit). With a PID namespace the kernel has
+        killed them all; without one, every descendant stays in the worker's tree (it is a
+        subreaper), so the tree is frozen and killed here, daemons included."""
+        if not self.full:
+            _kill_descendants()
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
-                return
+                time.sleep(0.001)
 
 
 class _TestSession:
@@ -634,6 +629,70 @@ def _harness(mode: Callable[..., None], *args: Any) -> Callable[[], None]:
         harness.flush_and_exit(0)
 
     return run
+
+
+def _descendants() -> set[int]:
+    """Every process below this one, from the kernel's child lists."""
+    found: set[int] = set()
+    frontier = [os.getpid()]
+    while frontier:
+        pid = frontier.pop()
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    children = {int(c) for c in (task / "children").read_text().split()}
+                    frontier += children - found
+                    found |= children
+    return found
+
+
+def _kill_descendants() -> None:
+    """Stop the whole tree first (a stopped process cannot fork a replacement), then kill it."""
+    stopped: set[int] = set()
+    for _ in range(100):
+        fresh = _descendants() - stopped
+        if not fresh:
+            break
+        for pid in fresh:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
+        stopped |= fresh
+    for pid in stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _open_beneath(root: Path, name: str) -> int:
+    """A read descriptor for the regular file ``root/name``, following no symlink on the way
+    (a run may have swapped any component for a link to a host file)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        *parents, last = Path(name).parts
+        for part in parents:
+            if part == "..":
+                raise OSError(errno.EPERM, "no '..' in fetched paths")
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        found = os.open(last, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(os.fstat(found).st_mode):
+        os.close(found)
+        raise OSError(errno.EINVAL, f"{name} is not a regular file")
+    return found
+
+
+def _fetch(scratch: Path, names: list[str]) -> dict[str, str]:
+    """The files a request asked back (those that exist and are regular files), base64."""
+    found: dict[str, str] = {}
+    for name in names:
+        try:
+            with os.fdopen(_open_beneath(scratch, name), "rb") as file:
+                found[name] = base64.b64encode(file.read(8 << 20)).decode()
+        except OSError:
+            continue
+    return found
 
 
 def _exec(argv: list[str]) -> Callable[[], None]:
