@@ -113,6 +113,8 @@ class ProcessWorker:
             close_fds=True,
         )
         assert self.process.stdin is not None and self.process.stdout is not None
+        self.isolation: str = isolation
+        self.run_uid: int | None = None
         self.channel = FrameChannel(self.process.stdin.fileno(), self.process.stdout.fileno())
         try:
             hello = self.channel.receive(START_TIMEOUT_S)
@@ -123,6 +125,7 @@ class ProcessWorker:
             self.close()
             raise OSError(str(hello.get("detail") or "the sandbox worker did not start"))
         self.isolation = str(hello["isolation"])
+        self.run_uid = hello.get("run_uid")
 
     @property
     def exhausted(self) -> bool:
@@ -141,6 +144,20 @@ class ProcessWorker:
             os.killpg(self.process.pid, 9)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=5)
+        if self.isolation == "weak" and self.run_uid is not None:
+            # No PID namespace took the run down with the worker: kill what its uid still runs
+            # (a daemon of a run that was going when the worker was lost), as that uid.
+            for _ in range(2):
+                subprocess.run(
+                    ["/bin/kill", "-KILL", "-1"],
+                    user=self.run_uid,
+                    group=self.run_uid,
+                    extra_groups=[],
+                    env=WORKER_ENV,
+                    capture_output=True,
+                    check=False,
+                    timeout=5,
+                )
         for stream in (self.process.stdin, self.process.stdout):
             if stream is not None:
                 with contextlib.suppress(OSError):

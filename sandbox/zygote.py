@@ -880,6 +880,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(3)
     hello = {"status": "ok", "isolation": layout.isolation, "pid": os.getpid()}
     hello["landlock"] = worker.landlock is not None
+    if layout.isolation == "weak":
+        hello["run_uid"] = layout.run_uid
     frames.write(control[1], hello)
     with contextlib.suppress(OSError):
         worker.serve()

@@ -516,3 +516,42 @@ def test_the_code_verifier_scores_error_when_the_sandbox_is_gone(tmp_path: Path)
         sandbox=RemoteSandbox(str(tmp_path / "nobody-listens.sock")),
     )
     assert score.status == "error" and score.reward is None
+
+
+def test_a_weak_worker_lost_mid_run_takes_its_daemons_along() -> None:
+    sandbox = open_sandbox(SandboxConfig(backend="weak", workers=1))
+    daemon = (
+        "import os, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    time.sleep(30)\n"
+        "print(os.getuid(), flush=True)\n"
+        "time.sleep(30)\n"
+    )
+    try:
+        worker = sandbox.pool._idle[0][1]
+        assert worker is not None and worker.run_uid is not None  # type: ignore[attr-defined]
+        uid = worker.run_uid  # type: ignore[attr-defined]
+        with ThreadPoolExecutor(1) as threads:
+            running = threads.submit(
+                sandbox.run, RunRequest(source=daemon, limits=Limits(wall_s=20))
+            )
+            _until(lambda: len(_processes_of(uid)) >= 2)
+            worker.close()  # what the pool does to a worker that hangs or garbles
+            assert running.result().status == "sandbox_error"
+        _until(lambda: not _processes_of(uid))
+    finally:
+        sandbox.close()
+
+
+def _processes_of(uid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                status = (entry / "status").read_text()
+            except OSError:
+                continue
+            if f"\nUid:\t{uid}\t" in status and "State:\tZ" not in status:
+                found.append(int(entry.name))
+    return found
