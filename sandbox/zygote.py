@@ -4,7 +4,8 @@ The pool starts one per slot (``python -m sandbox.zygote``) and talks to it in f
 pipes. The worker sets up its isolation once (``isolation``), pre-imports common modules, then
 for each request forks a child per program: a fresh PID namespace with its own ``/proc`` (so no
 grandchild outlives the run), all inherited descriptors closed, its own session, an
-unprivileged uid, rlimits, the seccomp filter, a private scratch directory, a wall-clock limit.
+unprivileged uid, rlimits, the worker's seccomp filter, a private scratch directory, a
+wall-clock limit.
 Python runs in the fork itself (no exec: imports are already paid); other languages exec.
 
 Requests and replies are plain JSON (see ``sandbox.model`` for the schema the pool validates).
@@ -18,6 +19,7 @@ import base64
 import contextlib
 import errno
 import fcntl
+import gc
 import hashlib
 import importlib
 import math
@@ -123,12 +125,12 @@ class Worker:
     def __init__(self, layout: isolation.Layout, control: tuple[int, int]) -> None:
         self.layout = layout
         self.control_in, self.control_out = control
-        self.filter = seccomp.compile_filter()
         self.full = layout.isolation == "full"
         self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.full else -1
         # Without namespaces, Landlock is what hides the host filesystem from runs.
         self.landlock = None if self.full else landlock.ruleset(*isolation.weak_paths(layout))
         self.runs = 0
+        seccomp.load(seccomp.compile_filter())  # on the worker itself: every run inherits it
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -404,7 +406,6 @@ class Worker:
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
             _set_limits(limits)
-            seccomp.load(self.filter)
             os.chdir(scratch)
             os.environ.clear()
             os.environ.update(
@@ -883,6 +884,9 @@ def main(argv: list[str] | None = None) -> None:
     if layout.isolation == "weak":
         hello["run_uid"] = layout.run_uid
     frames.write(control[1], hello)
+    # Everything the worker holds now is shared with every run's fork; frozen objects are
+    # skipped by a run's garbage collections, which would otherwise copy their pages.
+    gc.freeze()
     with contextlib.suppress(OSError):
         worker.serve()
 

@@ -555,3 +555,31 @@ def _processes_of(uid: int) -> list[int]:
             if f"\nUid:\t{uid}\t" in status and "State:\tZ" not in status:
                 found.append(int(entry.name))
     return found
+
+
+NAMESPACE_ESCAPES = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def errno_of(result):
+    return ctypes.get_errno() if result != 0 else 0
+print(errno_of(libc.unshare(0x10000000)))  # CLONE_NEWUSER: the one an unprivileged uid could
+print(errno_of(libc.unshare(0x00020000)))  # CLONE_NEWNS
+print(errno_of(libc.unshare(0x20000000)))  # CLONE_NEWPID
+print(errno_of(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)))
+print(errno_of(libc.setns(os.open("/proc/self/ns/pid", os.O_RDONLY), 0x20000000)))
+print(errno_of(libc.ptrace(16, 1, 0, 0)))  # PTRACE_ATTACH
+"""
+
+
+@pytest.mark.parametrize("backend", ["local", "weak"])
+def test_runs_cannot_enter_or_make_namespaces_or_mount(
+    local_sandbox: Sandbox, backend: str
+) -> None:
+    sandbox = local_sandbox if backend == "local" else open_sandbox(SandboxConfig(backend="weak"))
+    try:
+        record = sandbox.run(RunRequest(source=NAMESPACE_ESCAPES))
+    finally:
+        if sandbox is not local_sandbox:
+            sandbox.close()
+    assert record.status == "ok", record.stderr
+    assert all(int(code) in (1, 13) for code in record.stdout.split()), record.stdout  # EPERM
