@@ -160,6 +160,14 @@ def _build_root(scratch_mb: int, sources: dict[str, int]) -> None:
     linux.mount("none", "/", None, linux.MS_REC | linux.MS_PRIVATE)
     new = Path("/tmp")  # noqa: S108 - shadowed by a private tmpfs in this mount namespace only
     linux.mount("tmpfs", str(new), "tmpfs", linux.MS_NOSUID, "mode=0755,size=16m")
+    # The writable tmpfs mounts first, so that an installation that lives under one of them
+    # (a checkout in /tmp, as CI makes) is bound on top of it rather than hidden beneath it.
+    for name, size in ((SCRATCH, scratch_mb), (CACHE, 256)):
+        (new / name.lstrip("/")).mkdir()
+        linux.mount(
+            "tmpfs", str(new / name.lstrip("/")), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
+            f"mode=0711,size={size}m",
+        )  # fmt: skip
     for path in _system_paths():
         _bind(sources, path, new / path.lstrip("/"))
     for name in _TOP_LEVEL:
@@ -169,7 +177,7 @@ def _build_root(scratch_mb: int, sources: dict[str, int]) -> None:
         elif str(host) in sources:
             _bind(sources, str(host), new / name)
     etc = new / "etc"
-    etc.mkdir()
+    etc.mkdir(exist_ok=True)
     (etc / "passwd").write_text(_PASSWD)
     (etc / "group").write_text(_GROUP)
     (etc / "hosts").write_text("127.0.0.1 localhost\n")
@@ -182,20 +190,14 @@ def _build_root(scratch_mb: int, sources: dict[str, int]) -> None:
     for fd, name in enumerate(("stdin", "stdout", "stderr")):
         (dev / name).symlink_to(f"/proc/self/fd/{fd}")
     (dev / "fd").symlink_to("/proc/self/fd")
-    (dev / "shm").mkdir()
+    (dev / "shm").mkdir(exist_ok=True)
     linux.mount("tmpfs", str(dev / "shm"), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=64m")
-    (new / "proc").mkdir()
+    (new / "proc").mkdir(exist_ok=True)
     # The worker's own /proc, so that each run may mount a fresh one over it (the kernel lets a
     # user namespace mount procfs only where one is already fully visible).
     linux.mount(
         "proc", str(new / "proc"), "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
     )
-    for name, size in ((SCRATCH, scratch_mb), (CACHE, 256)):
-        (new / name.lstrip("/")).mkdir()
-        linux.mount(
-            "tmpfs", str(new / name.lstrip("/")), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
-            f"mode=0711,size={size}m",
-        )  # fmt: skip
     (new / ".old").mkdir()
     linux.pivot_root(str(new), str(new / ".old"))
     os.chdir("/")
