@@ -18,6 +18,7 @@ from envserver.executor import Executor
 from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
 from envserver.metrics import Metrics, MetricsMiddleware
+from envserver.openrlhf import router as openrlhf_router
 from envserver.problems import install_problem_handlers
 from envserver.registry import get_registry
 from envserver.routes import router
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(sandbox_router)
+    app.include_router(openrlhf_router)
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,

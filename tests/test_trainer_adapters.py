@@ -1,0 +1,122 @@
+"""The trainers' own wire formats against a live server: OpenRLHF's remote reward protocol
+(exactly the body it posts), TRL's reward-function call and verl's compute_score forms."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import httpx
+import numpy as np
+import pytest
+
+from clients.adapters.trl import RemoteReward, completion_text
+from clients.adapters.verl import RewardUnavailable, compute_score, compute_score_batch
+
+PROMPT = "<|user|>What is 6 times 7?<|assistant|>"
+CODE_LABEL = json.dumps(
+    {"tests": {"kind": "call", "entry_point": "f", "items": [{"args": [2], "expected": 4}]}}
+)
+
+
+def _get_reward(
+    base_url: str, verifier: str, body: dict[str, object], query: str = ""
+) -> httpx.Response:
+    return httpx.post(f"{base_url}/openrlhf/{verifier}/get_reward{query}", json=body, timeout=60)
+
+
+def test_openrlhf_remote_reward_one_sample_as_it_sends_it(base_url: str) -> None:
+    right = {"query": [PROMPT + "So it is \\boxed{42}</s>"], "prompts": [PROMPT], "labels": ["42"]}
+    reply = _get_reward(base_url, "math", right)
+    assert reply.status_code == 200, reply.text
+    data = reply.json()
+    assert data["rewards"] == [1.0] and data["scores"] == [1.0]
+    assert data["extra_logs"]["valid"] == [1.0]
+    wrong = {"query": [PROMPT + "\\boxed{41}"], "prompts": [PROMPT], "labels": ["42"]}
+    assert _get_reward(base_url, "math", wrong).json()["rewards"] == [0.0]
+
+
+def test_openrlhf_mini_batches_structured_labels_and_options(base_url: str) -> None:
+    batch = {
+        "query": ["p\\boxed{1}", "p\\boxed{2}", "p\\boxed{3}"],
+        "prompts": ["p", "p", "p"],
+        "labels": ["1", "5", "3"],
+    }
+    assert _get_reward(base_url, "math", batch).json()["rewards"] == [1.0, 0.0, 1.0]
+    code = {"query": ["```python\ndef f(x):\n    return 2 * x\n```"], "labels": [CODE_LABEL]}
+    data = _get_reward(base_url, "code", code).json()
+    assert data["rewards"] == [1.0] and data["extra_logs"]["passed"] == [1.0]
+    half = {
+        "query": ["def f(x):\n    return x * x"],
+        "labels": [
+            CODE_LABEL.replace('"expected": 4}', '"expected": 4}, {"args": [3], "expected": 6}')
+        ],
+    }
+    assert _get_reward(base_url, "code", half).json()["rewards"] == [0.5]
+    assert _get_reward(base_url, "code", half, "?reward=all").json()["rewards"] == [0.0]
+
+
+def test_openrlhf_refuses_what_it_cannot_score(base_url: str) -> None:
+    one = {"query": ["x"], "labels": ["x"]}
+    assert _get_reward(base_url, "nope", one).status_code == 404
+    assert _get_reward(base_url, "math", {"query": ["x"], "labels": []}).status_code == 422
+    assert (
+        _get_reward(base_url, "code", {"query": ["x"], "labels": ["not json"]}).status_code == 422
+    )
+    assert _get_reward(base_url, "math", one, "?bogus=1").status_code == 422
+    # A sample the service could not score is never a made-up 0: OpenRLHF retries a 503.
+    crashed = _get_reward(base_url, "test.crash", {"query": ["crash"], "labels": ["x"]})
+    assert crashed.status_code == 503 and crashed.headers["retry-after"]
+    assert crashed.headers["content-type"].startswith("application/problem+json")
+
+
+def test_trl_reward_function(base_url: str) -> None:
+    reward = RemoteReward("math", base_url=base_url)
+    assert reward.__name__ == "envserver_math"
+    # TRL passes every dataset column but the prompt, plus its own extras.
+    rewards = asyncio.run(
+        reward(
+            prompts=["q1", "q2", "q3"],
+            completions=["\\boxed{2}", [{"role": "assistant", "content": "\\boxed{3}"}], "none"],
+            completion_ids=[[1], [2], [3]],
+            ground_truth=["2", "4", "5"],
+            trainer_state=object(),
+        )
+    )
+    assert rewards == [1.0, 0.0, 0.0]
+    crash = RemoteReward("test.crash", base_url=base_url, name="crashy")
+    assert crash.__name__ == "crashy"
+    assert asyncio.run(crash(completions=["crash", "x"], ground_truth=["x", "x"])) == [None, 1.0]
+    with pytest.raises(ValueError, match="ground_truth"):
+        asyncio.run(reward(completions=["a"], answer=["a"]))
+    with pytest.raises(TypeError):
+        completion_text(42)
+
+
+def test_trl_reward_function_by_task_id(base_url: str) -> None:
+    episode = httpx.post(f"{base_url}/v1/envs/math/reset", json={"seed": 3}).json()
+    rewards = asyncio.run(
+        RemoteReward(base_url=base_url)(completions=["\\boxed{0}"], task_id=[episode["task_id"]])
+    )
+    assert rewards in ([0.0], [1.0])
+
+
+def test_verl_compute_score_forms(base_url: str) -> None:
+    one = compute_score("openai/gsm8k", "#### \\boxed{18}", "18", url=base_url)
+    assert one["score"] == 1.0
+    # The batch manager passes numpy object arrays.
+    scores = compute_score_batch(
+        data_sources=np.array(["lighteval/MATH", "lighteval/MATH", "code"], dtype=object),
+        solution_strs=[
+            "\\boxed{\\frac{1}{2}}",
+            "\\boxed{3}",
+            "```python\ndef f(x):\n    return 2 * x\n```",
+        ],
+        ground_truths=np.array(["0.5", "4", json.loads(CODE_LABEL)], dtype=object),
+        extra_infos=np.array([{"index": 0}, None, {}], dtype=object),
+        url=base_url,
+    )
+    assert [s["score"] for s in scores] == [1.0, 0.0, 1.0]
+    assert scores[2]["passed"] == 1.0
+    with pytest.raises(RewardUnavailable, match="error"):
+        compute_score("x", "crash", "x", url=base_url, verifier="test.crash")
