@@ -10,8 +10,9 @@ import httpx
 import numpy as np
 import pytest
 
-from clients.adapters.trl import RemoteReward, completion_text
+from clients.adapters.trl import RemoteReward, completion_text, environment_factory
 from clients.adapters.verl import RewardUnavailable, compute_score, compute_score_batch
+from environments.math.tasks import MathTaskOptions, MathTasks
 
 PROMPT = "<|user|>What is 6 times 7?<|assistant|>"
 CODE_LABEL = json.dumps(
@@ -120,3 +121,19 @@ def test_verl_compute_score_forms(base_url: str) -> None:
     assert scores[2]["passed"] == 1.0
     with pytest.raises(RewardUnavailable, match="error"):
         compute_score("x", "crash", "x", url=base_url, verifier="test.crash")
+
+
+def test_trl_environment_drives_an_episode(base_url: str) -> None:
+    make = environment_factory("math", base_url=base_url)
+    env = make()
+    # TRL exposes every public method but reset/get_reward as a tool: only ``answer`` here.
+    public = {n for n in dir(env) if not n.startswith("_") and callable(getattr(env, n))}
+    assert public == {"reset", "answer", "get_reward"}
+    prompt = env.reset(seed=5, options={"max_attempts": 2})
+    assert prompt and env.get_reward() == 0.0
+    feedback = env.answer("\\boxed{nothing}")
+    assert not env.done and feedback  # one attempt left, and the env says so
+    task = MathTasks().generate(5, MathTaskOptions())
+    env.answer(MathTasks().expert_response(task))
+    assert env.done and env.get_reward() == 1.0
+    assert env.answer("again") == "The episode has ended."

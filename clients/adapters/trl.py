@@ -1,4 +1,5 @@
-"""TRL: a ``reward_funcs`` entry that scores a whole generation batch with one service call.
+"""TRL: a ``reward_funcs`` entry that scores a whole generation batch with one service call,
+and an ``environment_factory`` class for the service's multi-turn environments.
 
     from clients.adapters.trl import RemoteReward
     trainer = GRPOTrainer(model, reward_funcs=[RemoteReward(verifier="math")], ...)
@@ -13,10 +14,11 @@ never leaves the server. A completion the service could not score (``timeout``/`
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from clients.http import AsyncEnvServerClient
+from clients.http import AsyncEnvServerClient, EnvServerClient
+from clients.transitions import observation_text
 
 
 def completion_text(completion: Any) -> str:
@@ -92,3 +94,71 @@ class RemoteReward:
                 timeout_s=self.timeout_s,
             )
         return [r.reward if r.status in ("ok", "invalid") else None for r in scored.results]
+
+
+class RemoteEnvironment:
+    """A TRL environment: one episode of a service environment per rollout.
+
+        trainer = GRPOTrainer(..., environment_factory=environment_factory("math"))
+
+    TRL calls ``reset(**row)`` with the dataset row (``seed``/``options`` or ``task_id``
+    columns name the task) and appends the returned text to the prompt; ``answer`` is the tool
+    the model calls to act; ``get_reward`` is summed into the reward. An unscored step leaves
+    the reward ``None``, never 0. Synchronous on purpose: TRL calls tool methods directly.
+    """
+
+    def __init__(
+        self, env_id: str, *, base_url: str | None = None, api_key: str | None = None
+    ) -> None:
+        self.env_id = env_id
+        self._client = EnvServerClient(base_url, api_key=api_key)
+        self._state: str | None = None
+        self._reward: float | None = 0.0
+        self.done = False
+
+    def reset(self, **row: Any) -> str:
+        """Start the episode the row names; the task text for the prompt."""
+        episode = self._client.reset(
+            self.env_id,
+            seed=row.get("seed"),
+            options=row.get("options"),
+            task_id=row.get("task_id"),
+        )
+        if episode.status != "ok" or episode.state is None:
+            raise RuntimeError(f"{self.env_id} reset failed: {episode.status}: {episode.detail}")
+        self._state, self._reward, self.done = episode.state, 0.0, False
+        return observation_text(episode.observation)
+
+    def answer(self, text: str) -> str:
+        """Submit an answer or action to the environment.
+
+        Args:
+            text: The answer or action, as the task asks for it.
+
+        Returns:
+            What the environment says back (feedback, the next observation, or that it ended).
+        """
+        if self._state is None or self.done:
+            return "The episode has ended."
+        step = self._client.step(self.env_id, self._state, text)
+        if step.reward is None:
+            self._reward = None  # unscored: masked, not 0
+        elif self._reward is not None:
+            self._reward += step.reward
+        self._state = step.state or self._state
+        self.done = step.terminated or step.truncated
+        feedback = observation_text(step.observation)
+        return feedback or ("The episode has ended." if self.done else "")
+
+    def get_reward(self) -> float | None:
+        """The episode's summed reward so far (None if a step could not be scored)."""
+        return self._reward
+
+    def __del__(self) -> None:
+        # No public close(): TRL turns every public method into a tool the model may call.
+        self._client.close()
+
+
+def environment_factory(env_id: str, **kwargs: Any) -> Callable[[], RemoteEnvironment]:
+    """What TRL's ``environment_factory`` wants: a zero-argument constructor."""
+    return lambda: RemoteEnvironment(env_id, **kwargs)
