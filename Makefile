@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 	@ldconfig -p | grep -q libseccomp.so.2 || { apt-get update -qq && apt-get install -y -qq libseccomp2; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[all,dev]'
+	$(BIN)/python -m pip install -q -e '.[all,dev,train]'
 	@touch $@
 
 # Tools the tests use beyond Python (the README examples are run with curl).
@@ -46,6 +46,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.step_latency
 	$(BIN)/python -m benchmarks.opt_verify
 	$(BIN)/python -m benchmarks.sandbox_throughput
+	$(BIN)/python -m benchmarks.grpo_learning
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

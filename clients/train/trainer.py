@@ -1,0 +1,349 @@
+"""A thin GRPO trainer whose rewards come from the service.
+
+Each step: reset ``prompts_per_step`` episodes of a single-turn environment (the prompts), sample
+``group_size`` completions per prompt, score them all with one batched ``step`` call, and update
+the policy on group-normalised advantages with the clipped ratio surrogate and a k3 KL to a
+frozen reference. With ``overlap`` the next batch is generated while the service scores the
+current one (the next batch is then one update behind the policy; the importance ratio against
+the log-probabilities stored at generation corrects for it, as in PPO).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+from clients.http import EnvServerClient
+from clients.train.grpo import group_advantages, grpo_loss, token_logprobs
+from clients.transitions import observation_text
+from envserver.wire import ChatMessage
+
+SEED_STRIDE = 1_000_003  # seeds of different runs do not overlap
+
+
+@dataclass
+class TrainConfig:
+    """Everything a run needs; saved next to its checkpoints."""
+
+    model: str
+    env: str = "math"
+    env_options: dict[str, Any] = field(default_factory=dict)
+    output_dir: str = "runs/grpo"
+    base_url: str | None = None
+    api_key: str | None = None
+    device: str = "cpu"
+    steps: int = 100
+    prompts_per_step: int = 4
+    group_size: int = 8
+    max_new_tokens: int = 64
+    temperature: float = 1.0
+    learning_rate: float = 1e-5
+    epsilon: float = 0.2
+    beta: float = 0.04
+    micro_batch_size: int = 16  # sequences per forward/backward; gradients accumulate over the rest
+    overlap: bool = True
+    checkpoint_every: int = 50
+    seed: int = 0
+
+
+@dataclass
+class Rollout:
+    """One step's samples: token ids, masks and the log-probabilities at generation time."""
+
+    sequences: torch.Tensor  # (B, prompt + completion)
+    attention: torch.Tensor
+    completion_mask: torch.Tensor  # (B, completion)
+    old_logp: torch.Tensor
+    ref_logp: torch.Tensor | None
+    texts: list[str]
+    states: list[str]
+    prompt_length: int
+    seconds: float
+
+
+class GRPOTrainer:
+    """``GRPOTrainer(config).train()``: metrics per step go to ``metrics.jsonl`` in the output
+    directory, checkpoints to ``checkpoint/``, curves to ``curves.png`` at the end."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        model: PreTrainedModel | None = None,
+        tokenizer: Any = None,
+    ) -> None:
+        self.config = config
+        self.out = Path(config.output_dir)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.device = torch.device(config.device)
+        self.dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
+        self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(config.model)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        # transformers' model types are too loose for strict typing; Any is honest here.
+        self.model = cast(Any, model or AutoModelForCausalLM.from_pretrained(config.model))
+        self.model.to(self.device)
+        self.reference = copy.deepcopy(self.model).eval() if config.beta > 0 else None
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
+        self.client = EnvServerClient(config.base_url, api_key=config.api_key)
+        self.step = 0
+        self._resume()
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def save_checkpoint(self) -> Path:
+        """Weights, tokenizer, optimizer, step and random states, resumable."""
+        path = self.out / "checkpoint"
+        self.model.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+        torch.save(
+            {
+                "optimizer": self.optimizer.state_dict(),
+                "step": self.step,
+                "torch_rng": torch.get_rng_state(),
+                "python_rng": random.getstate(),
+            },
+            path / "trainer_state.pt",
+        )
+        (path / "train_config.json").write_text(json.dumps(asdict(self.config), indent=2))
+        return path
+
+    def _resume(self) -> None:
+        path = self.out / "checkpoint"
+        if not (path / "trainer_state.pt").exists():
+            torch.manual_seed(self.config.seed)
+            random.seed(self.config.seed)
+            return
+        state = torch.load(path / "trainer_state.pt", weights_only=False)
+        weights = AutoModelForCausalLM.from_pretrained(path).state_dict()
+        self.model.load_state_dict(weights)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = int(state["step"])
+        torch.set_rng_state(state["torch_rng"])
+        random.setstate(state["python_rng"])
+
+    # -- rollouts ----------------------------------------------------------------------------
+
+    def _prompt_text(self, observation: str | list[ChatMessage] | None) -> str:
+        if isinstance(observation, list) and getattr(self.tokenizer, "chat_template", None):
+            messages = [m.model_dump() for m in observation]
+            return str(
+                self.tokenizer.apply_chat_template(
+                    messages, tokenize=False, add_generation_prompt=True
+                )
+            )
+        return observation_text(observation)
+
+    def _episodes(self, step: int) -> tuple[list[str], list[str]]:
+        first = self.config.seed * SEED_STRIDE + step * self.config.prompts_per_step
+        items = [
+            {"seed": first + i, "options": self.config.env_options}
+            for i in range(self.config.prompts_per_step)
+        ]
+        episodes = self.client.reset_batch(self.config.env, items).results
+        failed = [e for e in episodes if e.status != "ok" or e.state is None]
+        if failed:
+            raise RuntimeError(f"reset of {self.config.env} failed: {failed[0].detail}")
+        return [self._prompt_text(e.observation) for e in episodes], [
+            str(e.state) for e in episodes
+        ]
+
+    def _logprobs(
+        self, model: Any, sequences: torch.Tensor, attention: torch.Tensor, start: int
+    ) -> torch.Tensor:
+        logits = model(input_ids=sequences, attention_mask=attention).logits[:, start - 1 : -1]
+        return token_logprobs(logits.float(), sequences[:, start:])
+
+    @torch.no_grad()
+    def _generate(self, step: int) -> Rollout:
+        started = time.perf_counter()
+        prompts, states = self._episodes(step)
+        group = self.config.group_size
+        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
+        self.model.eval()
+        with torch.autocast(
+            self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32
+        ):
+            sequences = self.model.generate(
+                **encoded,
+                do_sample=True,
+                temperature=self.config.temperature,
+                top_k=0,
+                top_p=1.0,
+                max_new_tokens=self.config.max_new_tokens,
+                num_return_sequences=group,
+                pad_token_id=self.tokenizer.pad_token_id,
+            )
+        start = encoded["input_ids"].shape[1]
+        completion = sequences[:, start:]
+        # Everything after the first end-of-sequence token is padding.
+        is_eos = completion == self.tokenizer.eos_token_id
+        after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
+        completion_mask = (~after_eos).long()
+        attention = torch.cat(
+            [encoded["attention_mask"].repeat_interleave(group, dim=0), completion_mask], dim=1
+        )
+        old_logp = self._logprobs(self.model, sequences, attention, start)
+        ref_logp = (
+            self._logprobs(self.reference, sequences, attention, start) if self.reference else None
+        )
+        lengths = completion_mask.sum(dim=1).tolist()
+        texts = [
+            str(self.tokenizer.decode(row[:n], skip_special_tokens=True))
+            for row, n in zip(completion, lengths, strict=True)
+        ]
+        return Rollout(
+            sequences=sequences,
+            attention=attention,
+            completion_mask=completion_mask,
+            old_logp=old_logp,
+            ref_logp=ref_logp,
+            texts=texts,
+            states=[s for s in states for _ in range(group)],
+            prompt_length=start,
+            seconds=time.perf_counter() - started,
+        )
+
+    def _score(self, rollout: Rollout) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rewards and validity from one batched step call; unscored samples are invalid."""
+        results = self.client.step_batch(
+            self.config.env, list(zip(rollout.states, rollout.texts, strict=True))
+        ).results
+        valid = torch.tensor([r.reward is not None for r in results])
+        rewards = torch.tensor([r.reward if r.reward is not None else 0.0 for r in results])
+        return rewards, valid
+
+    # -- the update --------------------------------------------------------------------------
+
+    def update(
+        self, rollout: Rollout, rewards: torch.Tensor, valid: torch.Tensor
+    ) -> dict[str, float]:
+        """One optimizer step on ``rollout``; the step's metrics."""
+        self.model.train()
+        advantages = group_advantages(rewards, valid, self.config.group_size).to(self.device)
+        mask = rollout.completion_mask * valid.to(self.device).unsqueeze(1)
+        batch = rollout.sequences.shape[0]
+        micro = self.config.micro_batch_size
+        self.optimizer.zero_grad()
+        loss_sum, kl_sum, clip_sum = 0.0, 0.0, 0.0
+        for lo in range(0, batch, micro):
+            part = slice(lo, lo + micro)
+            with torch.autocast(
+                self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32
+            ):
+                logp = self._logprobs(
+                    self.model,
+                    rollout.sequences[part],
+                    rollout.attention[part],
+                    rollout.prompt_length,
+                )
+            parts = grpo_loss(
+                logp,
+                rollout.old_logp[part],
+                rollout.ref_logp[part] if rollout.ref_logp is not None else None,
+                advantages[part],
+                mask[part],
+                epsilon=self.config.epsilon,
+                beta=self.config.beta,
+            )
+            share = (min(lo + micro, batch) - lo) / batch
+            (parts.loss * share).backward()  # type: ignore[no-untyped-call]
+            loss_sum += float(parts.loss) * share
+            kl_sum += parts.kl * share
+            clip_sum += parts.clipped * share
+        self.optimizer.step()
+        self.step += 1
+        scored = rewards[valid]
+        return {
+            "step": float(self.step),
+            "reward_mean": float(scored.mean()) if len(scored) else float("nan"),
+            "reward_std": float(scored.std()) if len(scored) > 1 else 0.0,
+            "masked": float((~valid).sum()),
+            "loss": loss_sum,
+            "kl": kl_sum,
+            "clipped": clip_sum,
+            "completion_tokens": float(rollout.completion_mask.sum(dim=1).float().mean()),
+        }
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def rollouts(self) -> Iterator[tuple[Rollout, tuple[torch.Tensor, torch.Tensor], float]]:
+        """(rollout, (rewards, valid), seconds waited for the rewards) per step, generation of
+        the next batch overlapping the scoring of this one when ``overlap`` is on."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewards") as scorer:
+            current = self._generate(self.step)
+            pending: Future[tuple[torch.Tensor, torch.Tensor]] = scorer.submit(self._score, current)
+            for step in range(self.step, self.config.steps):
+                upcoming = (
+                    self._generate(step + 1)
+                    if self.config.overlap and step + 1 < self.config.steps
+                    else None
+                )
+                waited = time.perf_counter()
+                scored = pending.result()
+                yield current, scored, time.perf_counter() - waited
+                if step + 1 >= self.config.steps:
+                    return
+                current = upcoming or self._generate(step + 1)
+                pending = scorer.submit(self._score, current)
+
+    def train(self) -> list[dict[str, float]]:
+        """Run to ``config.steps``; the metrics of every step."""
+        from tqdm.auto import tqdm  # noqa: PLC0415 - a transformers dependency
+
+        history: list[dict[str, float]] = []
+        log = (self.out / "metrics.jsonl").open("a")
+        bar = tqdm(total=self.config.steps, initial=self.step, desc="grpo", unit="step")
+        started = time.perf_counter()
+        try:
+            for rollout, (rewards, valid), waited in self.rollouts():
+                metrics = self.update(rollout, rewards, valid)
+                metrics.update(generate_s=rollout.seconds, reward_wait_s=waited)
+                metrics["elapsed_s"] = time.perf_counter() - started
+                history.append(metrics)
+                log.write(json.dumps(metrics) + "\n")
+                log.flush()
+                bar.set_postfix(reward=f"{metrics['reward_mean']:.3f}", kl=f"{metrics['kl']:.4f}")
+                bar.update(1)
+                if self.step % self.config.checkpoint_every == 0:
+                    self.save_checkpoint()
+        finally:
+            bar.close()
+            log.close()
+        self.save_checkpoint()
+        if history:
+            plot(history, self.out / "curves.png")
+        return history
+
+
+def plot(history: list[dict[str, float]], path: Path) -> None:
+    """Reward, KL and completion length against step, as a PNG."""
+    import matplotlib  # noqa: PLC0415 - only the end of a run draws
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    steps = [m["step"] for m in history]
+    figure, axes = plt.subplots(1, 3, figsize=(12, 3.2))
+    for axis, key, title in zip(
+        axes,
+        ("reward_mean", "kl", "completion_tokens"),
+        ("reward", "KL to reference", "tokens"),
+        strict=True,
+    ):
+        axis.plot(steps, [m[key] for m in history])
+        axis.set_title(title)
+        axis.set_xlabel("step")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)

@@ -1,0 +1,51 @@
+"""TRL's own GRPOTrainer, with the service's reward function, on a tiny local model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+trl = pytest.importorskip("trl")
+datasets = pytest.importorskip("datasets")
+
+from clients.adapters.trl import RemoteReward  # noqa: E402
+from clients.train.tiny import tiny_model  # noqa: E402
+
+
+@pytest.mark.timeout(240)
+def test_trl_grpo_trainer_runs_with_the_service_reward(base_url: str, tmp_path: Path) -> None:
+    model_dir = tmp_path / "tiny"
+    _, tokenizer = tiny_model(model_dir)
+    rows = [(f"What is {a} + {b}?", str(a + b)) for a, b in ((1, 2), (3, 4), (5, 6), (7, 1))]
+    dataset = datasets.Dataset.from_dict(
+        {"prompt": [p for p, _ in rows], "ground_truth": [g for _, g in rows]}
+    )
+    config = trl.GRPOConfig(
+        output_dir=str(tmp_path / "out"),
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_completion_length=6,
+        max_steps=2,
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        save_strategy="no",
+        beta=0.04,
+        logging_steps=1,
+    )
+    reward = RemoteReward("math", base_url=base_url)
+    trainer = trl.GRPOTrainer(
+        model=str(model_dir),
+        reward_funcs=[reward],
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+    )
+    trainer.train()
+    logged = [
+        entry for entry in trainer.state.log_history if "rewards/envserver_math/mean" in entry
+    ]
+    assert len(logged) == 2
+    assert all(0.0 <= entry["rewards/envserver_math/mean"] <= 1.0 for entry in logged)
