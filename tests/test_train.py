@@ -80,3 +80,31 @@ def test_grpo_steps_against_a_live_server(base_url: str, tmp_path: Path) -> None
     resumed = GRPOTrainer(TrainConfig(**{**config.__dict__, "steps": 4}))
     assert resumed.step == 3
     assert [m["step"] for m in resumed.train()] == [4.0]
+
+
+@pytest.mark.timeout(240)
+def test_multi_turn_episodes_train_on_model_tokens_only(base_url: str, tmp_path: Path) -> None:
+    model_dir = tmp_path / "tiny"
+    tiny_model(model_dir)
+    config = TrainConfig(
+        model=str(model_dir),
+        env="math",
+        env_options={"max_attempts": 2},
+        max_turns=2,
+        base_url=base_url,
+        output_dir=str(tmp_path / "run"),
+        steps=2,
+        prompts_per_step=2,
+        group_size=2,
+        max_new_tokens=6,
+    )
+    trainer = GRPOTrainer(config)
+    rollout = trainer._generate(0)
+    assert rollout.scored is not None
+    # A random model's first answer is wrong, so every episode got feedback and a second turn:
+    # the environment's reply sits between the two turns and is not trained on.
+    for row in rollout.loss_mask.tolist():
+        first, last = row.index(1), len(row) - 1 - row[::-1].index(1)
+        assert 0 in row[first:last], row
+    history = trainer.train()
+    assert [m["step"] for m in history] == [1.0, 2.0]

@@ -137,3 +137,37 @@ def test_trl_environment_drives_an_episode(base_url: str) -> None:
     env.answer(MathTasks().expert_response(task))
     assert env.done and env.get_reward() == 1.0
     assert env.answer("again") == "The episode has ended."
+
+
+def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    from clients.adapters import openrlhf_agent
+
+    monkeypatch.setenv("ENVSERVER_URL", base_url)
+    monkeypatch.setenv("ENVSERVER_ENV", "math")
+    executor = openrlhf_agent.AgentExecutor()
+    agent = executor.agent_instance_cls()
+    task = MathTasks().generate(9, MathTaskOptions())
+    task_id = "math@1/9?max_attempts=2"
+
+    async def play() -> list[dict[str, object]]:
+        await agent.reset({"observation": "prompt", "label": task_id})
+        wrong = await agent.step(
+            {"observation_text": "p", "action_text": "\\boxed{nothing}", "label": task_id}
+        )
+        right = await agent.step(
+            {
+                "observation_text": "p",
+                "action_text": MathTasks().expert_response(task),
+                "label": task_id,
+            }
+        )
+        return [wrong, right]
+
+    wrong, right = asyncio.run(play())
+    assert not wrong["done"] and wrong["environment_feedback"]
+    assert float(wrong["rewards"]) == 0.0  # type: ignore[arg-type]
+    assert right["done"] and torch.equal(right["rewards"], torch.tensor(1.0))
+    # A JSON label names the episode by seed and options instead.
+    asyncio.run(agent.reset({"observation": "p", "label": json.dumps({"seed": 9})}))
+    assert agent.state

@@ -12,7 +12,9 @@ import transformers
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 
-def tiny_model(directory: Path, seed: int = 0) -> tuple[Any, Any]:
+def tiny_model(
+    directory: Path, seed: int = 0, *, layers: int = 2, width: int = 32, heads: int = 2
+) -> tuple[Any, Any]:
     """A 2-layer GPT-2 and a byte-level BPE tokenizer trained here on a few strings."""
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -37,9 +39,9 @@ def tiny_model(directory: Path, seed: int = 0) -> tuple[Any, Any]:
     config = transformers.GPT2Config(
         vocab_size=len(fast),
         n_positions=512,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
+        n_embd=width,
+        n_layer=layers,
+        n_head=heads,
         resid_pdrop=0.0,
         embd_pdrop=0.0,
         attn_pdrop=0.0,

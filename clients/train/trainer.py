@@ -52,23 +52,26 @@ class TrainConfig:
     beta: float = 0.04
     micro_batch_size: int = 16  # sequences per forward/backward; gradients accumulate over the rest
     overlap: bool = True
+    max_turns: int = 1  # >1: multi-turn episodes (set the env's options to allow that many)
+    turn_rewards: str = "sum"  # multi-turn: "sum" of step rewards, or the "final" step's only
     checkpoint_every: int = 50
     seed: int = 0
 
 
 @dataclass
 class Rollout:
-    """One step's samples: token ids, masks and the log-probabilities at generation time."""
+    """One step's episodes as left-padded token sequences: which tokens the policy generated
+    (``loss_mask``, aligned with ``sequences[:, 1:]``) and their log-probabilities then."""
 
-    sequences: torch.Tensor  # (B, prompt + completion)
+    sequences: torch.Tensor  # (B, L)
     attention: torch.Tensor
-    completion_mask: torch.Tensor  # (B, completion)
+    loss_mask: torch.Tensor  # (B, L - 1)
     old_logp: torch.Tensor
     ref_logp: torch.Tensor | None
-    texts: list[str]
-    states: list[str]
-    prompt_length: int
+    texts: list[str]  # the last turn of each episode
+    states: list[str]  # the state token to step with (single-turn) or reached (multi-turn)
     seconds: float
+    scored: tuple[torch.Tensor, torch.Tensor] | None = None  # multi-turn: scored while played
 
 
 class GRPOTrainer:
@@ -159,63 +162,122 @@ class GRPOTrainer:
         ]
 
     def _logprobs(
-        self, model: Any, sequences: torch.Tensor, attention: torch.Tensor, start: int
+        self, model: Any, sequences: torch.Tensor, attention: torch.Tensor
     ) -> torch.Tensor:
-        logits = model(input_ids=sequences, attention_mask=attention).logits[:, start - 1 : -1]
-        return token_logprobs(logits.float(), sequences[:, start:])
+        # Positions count real tokens only, as generate() counts them under left padding.
+        positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+        logits = model(input_ids=sequences, attention_mask=attention, position_ids=positions).logits
+        return token_logprobs(logits[:, :-1].float(), sequences[:, 1:])
 
-    @torch.no_grad()
-    def _generate(self, step: int) -> Rollout:
-        started = time.perf_counter()
-        prompts, states = self._episodes(step)
-        group = self.config.group_size
-        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True).to(self.device)
-        self.model.eval()
+    def _sample(self, contexts: list[list[int]]) -> list[list[int]]:
+        """One sampled continuation per context, up to and including its end-of-sequence."""
+        width = max(len(c) for c in contexts)
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=self.device)
+        attention = torch.tensor(
+            [[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=self.device
+        )
         with torch.autocast(
             self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32
         ):
-            sequences = self.model.generate(
-                **encoded,
+            out = self.model.generate(
+                input_ids=ids,
+                attention_mask=attention,
                 do_sample=True,
                 temperature=self.config.temperature,
                 top_k=0,
                 top_p=1.0,
                 max_new_tokens=self.config.max_new_tokens,
-                num_return_sequences=group,
-                pad_token_id=self.tokenizer.pad_token_id,
+                pad_token_id=pad,
             )
-        start = encoded["input_ids"].shape[1]
-        completion = sequences[:, start:]
-        # Everything after the first end-of-sequence token is padding.
-        is_eos = completion == self.tokenizer.eos_token_id
-        after_eos = (is_eos.cumsum(dim=1) - is_eos.long()) > 0
-        completion_mask = (~after_eos).long()
-        attention = torch.cat(
-            [encoded["attention_mask"].repeat_interleave(group, dim=0), completion_mask], dim=1
+        continuations = []
+        for row in out[:, width:].tolist():
+            eos = self.tokenizer.eos_token_id
+            continuations.append(row[: row.index(eos) + 1] if eos in row else row)
+        return continuations
+
+    def _pack(
+        self, tokens: list[list[int]], generated: list[list[int]]
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Left-padded sequences, attention, and the mask of generated target tokens."""
+        width = max(len(t) for t in tokens)
+        pad = self.tokenizer.pad_token_id
+        rows = [[pad] * (width - len(t)) + t for t in tokens]
+        flags = [[0] * (width - len(g)) + g for g in generated]
+        attention = [[0] * (width - len(t)) + [1] * len(t) for t in tokens]
+        device = self.device
+        return (
+            torch.tensor(rows, device=device),
+            torch.tensor(attention, device=device),
+            torch.tensor(flags, device=device)[:, 1:],
         )
-        old_logp = self._logprobs(self.model, sequences, attention, start)
-        ref_logp = (
-            self._logprobs(self.reference, sequences, attention, start) if self.reference else None
-        )
-        lengths = completion_mask.sum(dim=1).tolist()
-        texts = [
-            str(self.tokenizer.decode(row[:n], skip_special_tokens=True))
-            for row, n in zip(completion, lengths, strict=True)
+
+    @torch.no_grad()
+    def _generate(self, step: int) -> Rollout:
+        """Play one step's episodes: ``group_size`` per prompt, ``max_turns`` model turns each
+        (the environment's replies are context, not trained on)."""
+        started = time.perf_counter()
+        prompts, reset_states = self._episodes(step)
+        group = self.config.group_size
+        self.model.eval()
+        tokens = [
+            ids for prompt in prompts for ids in [self.tokenizer(prompt)["input_ids"]] * group
         ]
+        generated = [[0] * len(t) for t in tokens]
+        states = [s for s in reset_states for _ in range(group)]
+        texts = [""] * len(tokens)
+        multi_turn = self.config.max_turns > 1
+        rewards = torch.zeros(len(tokens))
+        valid = torch.ones(len(tokens), dtype=torch.bool)
+        active = list(range(len(tokens)))
+        for turn in range(self.config.max_turns):
+            for row, new in zip(active, self._sample([tokens[r] for r in active]), strict=True):
+                tokens[row] = tokens[row] + new
+                generated[row] = generated[row] + [1] * len(new)
+                texts[row] = str(self.tokenizer.decode(new, skip_special_tokens=True))
+            if not multi_turn:
+                break
+            results = self.client.step_batch(
+                self.config.env, [(states[r], texts[r]) for r in active]
+            ).results
+            still = []
+            for row, result in zip(active, results, strict=True):
+                if result.reward is None:  # unscored: masked out of the whole update
+                    valid[row] = False
+                    continue
+                final = result.terminated or result.truncated or turn + 1 == self.config.max_turns
+                if self.config.turn_rewards == "sum" or final:
+                    rewards[row] += result.reward
+                states[row] = result.state or states[row]
+                if not final:
+                    reply = "\n" + observation_text(result.observation) + "\n"
+                    feedback = self.tokenizer(reply, add_special_tokens=False)["input_ids"]
+                    tokens[row] = tokens[row] + feedback
+                    generated[row] = generated[row] + [0] * len(feedback)
+                    still.append(row)
+            active = still
+            if not active:
+                break
+        sequences, attention, loss_mask = self._pack(tokens, generated)
+        old_logp = self._logprobs(self.model, sequences, attention)
+        ref_logp = self._logprobs(self.reference, sequences, attention) if self.reference else None
         return Rollout(
             sequences=sequences,
             attention=attention,
-            completion_mask=completion_mask,
+            loss_mask=loss_mask,
             old_logp=old_logp,
             ref_logp=ref_logp,
             texts=texts,
-            states=[s for s in states for _ in range(group)],
-            prompt_length=start,
+            states=states,
             seconds=time.perf_counter() - started,
+            scored=(rewards, valid) if multi_turn else None,
         )
 
     def _score(self, rollout: Rollout) -> tuple[torch.Tensor, torch.Tensor]:
-        """Rewards and validity from one batched step call; unscored samples are invalid."""
+        """Rewards and validity (single-turn: one batched step call; multi-turn: already known
+        from playing); unscored samples are invalid."""
+        if rollout.scored is not None:
+            return rollout.scored
         results = self.client.step_batch(
             self.config.env, list(zip(rollout.states, rollout.texts, strict=True))
         ).results
@@ -231,7 +293,7 @@ class GRPOTrainer:
         """One optimizer step on ``rollout``; the step's metrics."""
         self.model.train()
         advantages = group_advantages(rewards, valid, self.config.group_size).to(self.device)
-        mask = rollout.completion_mask * valid.to(self.device).unsqueeze(1)
+        mask = rollout.loss_mask * valid.to(self.device).unsqueeze(1)
         batch = rollout.sequences.shape[0]
         micro = self.config.micro_batch_size
         self.optimizer.zero_grad()
@@ -241,12 +303,7 @@ class GRPOTrainer:
             with torch.autocast(
                 self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32
             ):
-                logp = self._logprobs(
-                    self.model,
-                    rollout.sequences[part],
-                    rollout.attention[part],
-                    rollout.prompt_length,
-                )
+                logp = self._logprobs(self.model, rollout.sequences[part], rollout.attention[part])
             parts = grpo_loss(
                 logp,
                 rollout.old_logp[part],
@@ -272,7 +329,7 @@ class GRPOTrainer:
             "loss": loss_sum,
             "kl": kl_sum,
             "clipped": clip_sum,
-            "completion_tokens": float(rollout.completion_mask.sum(dim=1).float().mean()),
+            "completion_tokens": float(rollout.loss_mask.sum(dim=1).float().mean()),
         }
 
     # -- the loop ----------------------------------------------------------------------------

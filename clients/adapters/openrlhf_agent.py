@@ -1,0 +1,93 @@
+"""OpenRLHF agent function: multi-turn episodes of a service environment.
+
+    ENVSERVER_URL=http://127.0.0.1:8000 ENVSERVER_ENV=math python -m openrlhf.cli.train_ppo_ray \\
+        ... --train.agent_func_path clients/adapters/openrlhf_agent.py
+
+Each dataset row's label names the episode: a task id (``math@1/42?max_attempts=3``; the
+prompt column should then hold that task's prompt, as ``reset`` returned it), or a JSON object
+``{"seed": 42, "options": {...}}``. Every model turn is one ``step``; the environment's reply is
+appended as feedback until the episode ends; rewards are per step (OpenRLHF sums them). A step
+the service could not score raises, since OpenRLHF cannot mask a sample and a made-up 0 would
+poison training.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import torch
+
+from clients.http import AsyncEnvServerClient
+from clients.transitions import observation_text
+
+try:  # inside OpenRLHF
+    from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
+except ImportError:  # elsewhere: plain bases, so the file stays importable and testable
+
+    class AgentInstanceBase:  # type: ignore[no-redef]
+        """Stands in for OpenRLHF's base class."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            del args, kwargs
+
+    class MultiTurnAgentExecutor:  # type: ignore[no-redef]
+        """Stands in for OpenRLHF's executor base."""
+
+        def __init__(self, agent_instance_cls: type[Any]) -> None:
+            self.agent_instance_cls = agent_instance_cls
+
+
+class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
+    """One episode: ``reset`` starts it from the label, ``step`` plays one model turn."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.env = os.environ.get("ENVSERVER_ENV", "math")
+        self.state: str | None = None
+
+    async def reset(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """``{"observation", "label"}`` → ``{"observation"}`` (the prompt, unchanged)."""
+        label = states.get("label")
+        start: dict[str, Any] = (
+            {"task_id": label} if isinstance(label, str) and "@" in label else {}
+        )
+        if not start:
+            spec = json.loads(label) if isinstance(label, str) else dict(label or {})
+            start = {"seed": spec.get("seed"), "options": spec.get("options")}
+        async with AsyncEnvServerClient() as client:
+            episode = await client.reset(self.env, **start)
+        if episode.status != "ok" or episode.state is None:
+            raise RuntimeError(f"{self.env} reset failed: {episode.status}: {episode.detail}")
+        self.state = episode.state
+        return {"observation": states["observation"]}
+
+    async def step(self, states: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """One model turn (``action_text``) → reward, feedback and whether the episode ended."""
+        if self.state is None:
+            raise RuntimeError("step before reset")
+        async with AsyncEnvServerClient() as client:
+            result = await client.step(self.env, self.state, states["action_text"])
+        if result.reward is None:
+            raise RuntimeError(
+                f"{self.env} could not score the step: {result.status}: {result.detail}"
+            )
+        self.state = result.state or self.state
+        done = result.terminated or result.truncated
+        reward = torch.tensor(float(result.reward))
+        return {
+            "rewards": reward,
+            "scores": reward,
+            "environment_feedback": "" if done else "\n" + observation_text(result.observation),
+            "done": done,
+            "sampling_params": states.get("sampling_params"),
+            "extra_logs": {name: torch.tensor(value) for name, value in result.components.items()},
+        }
+
+
+class AgentExecutor(MultiTurnAgentExecutor):  # type: ignore[misc]
+    """What OpenRLHF loads from ``--train.agent_func_path``."""
+
+    def __init__(self) -> None:
+        super().__init__(AgentInstance)
