@@ -108,3 +108,46 @@ def test_multi_turn_episodes_train_on_model_tokens_only(base_url: str, tmp_path:
         assert 0 in row[first:last], row
     history = trainer.train()
     assert [m["step"] for m in history] == [1.0, 2.0]
+
+
+@pytest.mark.timeout(240)
+def test_a_verifier_and_a_dataset_instead_of_an_environment(base_url: str, tmp_path: Path) -> None:
+    model_dir = tmp_path / "tiny"
+    tiny_model(model_dir)
+    dataset = tmp_path / "data.jsonl"
+    rows = [{"prompt": f"What is {a} + {a}?", "reference": str(2 * a)} for a in range(3)]
+    dataset.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    config = TrainConfig(
+        model=str(model_dir),
+        verifier="math",
+        dataset=str(dataset),
+        base_url=base_url,
+        output_dir=str(tmp_path / "run"),
+        steps=2,
+        prompts_per_step=2,
+        group_size=2,
+        max_new_tokens=4,
+    )
+    history = GRPOTrainer(config).train()
+    assert [m["step"] for m in history] == [1.0, 2.0] and all(m["masked"] == 0 for m in history)
+    with pytest.raises(ValueError, match="verifier"):
+        GRPOTrainer(
+            TrainConfig(model=str(model_dir), dataset=str(dataset), output_dir=str(tmp_path / "x"))
+        )
+
+
+def test_the_command_line(
+    base_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clients.train.cli import main
+
+    tiny_model(tmp_path / "tiny")
+    main(
+        [
+            "--model", str(tmp_path / "tiny"), "--url", base_url, "--env", "math",
+            "--steps", "1", "--prompts-per-step", "1", "--group-size", "2",
+            "--max-new-tokens", "3", "--output-dir", str(tmp_path / "run"), "--no-overlap",
+        ]
+    )  # fmt: skip
+    assert "over 1 steps" in capsys.readouterr().out
+    assert (tmp_path / "run" / "checkpoint" / "trainer_state.pt").exists()

@@ -17,8 +17,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", required=True, help="a local model directory (or hub id)")
     parser.add_argument("--url", dest="base_url", help="the service (default ENVSERVER_URL)")
     parser.add_argument("--env-options", type=json.loads, default={}, help="JSON options of reset")
+    parser.add_argument("--verifier", help="score with this verifier instead of an environment")
+    parser.add_argument("--dataset", help="with --verifier: JSONL of {prompt, reference}")
     for spec in fields(TrainConfig):
-        if spec.name in ("model", "base_url", "env_options"):
+        if spec.name in ("model", "base_url", "env_options", "verifier", "dataset"):
             continue
         flag = "--" + spec.name.replace("_", "-")
         default = spec.default

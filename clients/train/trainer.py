@@ -14,7 +14,7 @@ import copy
 import json
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +38,10 @@ class TrainConfig:
     model: str
     env: str = "math"
     env_options: dict[str, Any] = field(default_factory=dict)
+    # Instead of an environment: prompts and references from a JSONL file ({"prompt",
+    # "reference"} per line, cycled), scored by this verifier through /v1/verify.
+    verifier: str | None = None
+    dataset: str | None = None
     output_dir: str = "runs/grpo"
     base_url: str | None = None
     api_key: str | None = None
@@ -69,7 +73,7 @@ class Rollout:
     old_logp: torch.Tensor
     ref_logp: torch.Tensor | None
     texts: list[str]  # the last turn of each episode
-    states: list[str]  # the state token to step with (single-turn) or reached (multi-turn)
+    states: list[Any]  # state tokens to step with (or reached, multi-turn), or references
     seconds: float
     scored: tuple[torch.Tensor, torch.Tensor] | None = None  # multi-turn: scored while played
 
@@ -99,6 +103,12 @@ class GRPOTrainer:
         self.reference = copy.deepcopy(self.model).eval() if config.beta > 0 else None
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
         self.client = EnvServerClient(config.base_url, api_key=config.api_key)
+        self.dataset: list[dict[str, Any]] | None = None
+        if config.dataset is not None:
+            if config.verifier is None or config.max_turns > 1:
+                raise ValueError("a dataset needs a verifier, and trains single-turn")
+            lines = Path(config.dataset).read_text().splitlines()
+            self.dataset = [json.loads(line) for line in lines if line.strip()]
         self.step = 0
         self._resume()
 
@@ -147,8 +157,16 @@ class GRPOTrainer:
             )
         return observation_text(observation)
 
-    def _episodes(self, step: int) -> tuple[list[str], list[str]]:
+    def _episodes(self, step: int) -> tuple[list[str], list[Any]]:
+        """The step's prompts and, per prompt, what scores it: an episode's state token, or
+        (verifier mode) the reference."""
         first = self.config.seed * SEED_STRIDE + step * self.config.prompts_per_step
+        if self.dataset is not None:
+            rows = [
+                self.dataset[(step * self.config.prompts_per_step + i) % len(self.dataset)]
+                for i in range(self.config.prompts_per_step)
+            ]
+            return [str(row["prompt"]) for row in rows], [row["reference"] for row in rows]
         items = [
             {"seed": first + i, "options": self.config.env_options}
             for i in range(self.config.prompts_per_step)
@@ -157,9 +175,8 @@ class GRPOTrainer:
         failed = [e for e in episodes if e.status != "ok" or e.state is None]
         if failed:
             raise RuntimeError(f"reset of {self.config.env} failed: {failed[0].detail}")
-        return [self._prompt_text(e.observation) for e in episodes], [
-            str(e.state) for e in episodes
-        ]
+        prompts = [self._prompt_text(e.observation) for e in episodes]
+        return prompts, [str(e.state) for e in episodes]
 
     def _logprobs(
         self, model: Any, sequences: torch.Tensor, attention: torch.Tensor
@@ -278,9 +295,14 @@ class GRPOTrainer:
         from playing); unscored samples are invalid."""
         if rollout.scored is not None:
             return rollout.scored
-        results = self.client.step_batch(
-            self.config.env, list(zip(rollout.states, rollout.texts, strict=True))
-        ).results
+        pairs = list(zip(rollout.states, rollout.texts, strict=True))
+        if self.dataset is not None:
+            items = [{"response": text, "reference": ref} for ref, text in pairs]
+            results: Sequence[Any] = self.client.verify(
+                items, verifier=self.config.verifier
+            ).results
+        else:
+            results = self.client.step_batch(self.config.env, pairs).results
         valid = torch.tensor([r.reward is not None for r in results])
         rewards = torch.tensor([r.reward if r.reward is not None else 0.0 for r in results])
         return rewards, valid
