@@ -337,7 +337,7 @@ class GRPOTrainer:
             )
             share = (min(lo + micro, batch) - lo) / batch
             (parts.loss * share).backward()  # type: ignore[no-untyped-call]
-            loss_sum += float(parts.loss) * share
+            loss_sum += float(parts.loss.detach()) * share
             kl_sum += parts.kl * share
             clip_sum += parts.clipped * share
         self.optimizer.step()
