@@ -359,6 +359,8 @@ class GRPOTrainer:
     def rollouts(self) -> Iterator[tuple[Rollout, tuple[torch.Tensor, torch.Tensor], float]]:
         """(rollout, (rewards, valid), seconds waited for the rewards) per step, generation of
         the next batch overlapping the scoring of this one when ``overlap`` is on."""
+        if self.step >= self.config.steps:
+            return
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="rewards") as scorer:
             current = self._generate(self.step)
             pending: Future[tuple[torch.Tensor, torch.Tensor]] = scorer.submit(self._score, current)
