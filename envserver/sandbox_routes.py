@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, ValidationError
 from envserver.problems import Problem
 from envserver.sandbox_fusion import RunCodeRequest, RunCodeResponse, to_response
 from envserver.sandbox_host import SandboxHost
+from envserver.wire import WireModel
 from sandbox import languages
 from sandbox.model import Limits, RunRecord, RunRequest
 from sandbox.runner import MatrixRequest, MatrixResult
@@ -35,10 +36,8 @@ class SandboxInfo(BaseModel):
     default_limits: Limits
 
 
-class BatchRunRequest(BaseModel):
+class BatchRunRequest(WireModel):
     """Many programs in one request."""
-
-    model_config = {"extra": "forbid"}
 
     items: list[RunRequest] = Field(..., min_length=1)
 
@@ -86,9 +85,7 @@ async def sandbox_run(body: RunRequest, request: Request) -> RunRecord:
 @router.post("/v1/sandbox/run/batch", tags=["sandbox"])
 async def sandbox_run_batch(body: BatchRunRequest, request: Request) -> BatchRunResponse:
     """Run many programs concurrently; records in request order."""
-    limit = request.app.state.service.settings.max_batch_items
-    if len(body.items) > limit:
-        raise Problem(413, f"{len(body.items)} items; the limit is {limit}", kind="batch-too-large")
+    request.app.state.service.check_batch(len(body.items))
     records = await _host(request).call(lambda sandbox: sandbox.run_many(body.items))
     return BatchRunResponse(results=records)
 

@@ -91,7 +91,7 @@ class Service:
     def _timeout(self, requested: float | None, default: float) -> float:
         return min(requested or default, self.settings.max_item_timeout_s)
 
-    def _check_batch(self, size: int) -> None:
+    def check_batch(self, size: int) -> None:
         if size > self.settings.max_batch_items:
             raise Problem(
                 413,
@@ -197,7 +197,7 @@ class Service:
         self, env_id: str, requests: Sequence[ResetRequest], batch: bool
     ) -> list[ResetResponse]:
         """Reset ``len(requests)`` episodes of ``env_id``."""
-        self._check_batch(len(requests))
+        self.check_batch(len(requests))
         env = self.env(env_id)
         plans: list[tuple[int, BaseModel]] = []
         for index, request in enumerate(requests):
@@ -252,7 +252,7 @@ class Service:
         self, env_id: str, requests: Sequence[StepRequest], batch: bool
     ) -> list[StepResponse]:
         """Step ``len(requests)`` episodes of ``env_id``."""
-        self._check_batch(len(requests))
+        self.check_batch(len(requests))
         env = self.env(env_id)
         states = [self._open(r.state, env, i if batch else None) for i, r in enumerate(requests)]
         timeout = self._timeout(None, env.spec.timeout_s)
@@ -330,7 +330,7 @@ class Service:
 
     async def verify(self, request: VerifyRequest) -> VerifyResponse:
         """Score every item; results in request order, each with its own status."""
-        self._check_batch(len(request.items))
+        self.check_batch(len(request.items))
         planned = [self._verify_call(request, item, i) for i, item in enumerate(request.items)]
         target = request.verifier or (
             planned[0][0] if len({t for t, _ in planned}) == 1 else "mixed"

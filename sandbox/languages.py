@@ -8,6 +8,7 @@ file names inside the run's scratch directory.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass, field
 
@@ -35,8 +36,13 @@ class Language:
         return command[0] if command and not self.warm else ""
 
     def available(self) -> bool:
-        """Whether this machine has the tool."""
-        return not self.tool or shutil.which(self.tool) is not None
+        """Whether this machine has the tool (looked up once: it is checked on every run)."""
+        return not self.tool or _on_path(self.tool)
+
+
+@functools.cache
+def _on_path(tool: str) -> bool:
+    return shutil.which(tool) is not None
 
 
 LANGUAGES: tuple[Language, ...] = (

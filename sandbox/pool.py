@@ -206,9 +206,10 @@ class SandboxPool:
         self.closed = False
         with ThreadPoolExecutor(max_workers=size) as starter:
             workers = list(starter.map(self._start, range(size)))
-        self.isolation = next((w.isolation for w in workers if w is not None), "unavailable")
-        if all(w is None for w in workers):
+        started = [w for w in workers if w is not None]
+        if not started:
             raise OSError("no sandbox worker could start")
+        self.isolation = started[0].isolation
         self._idle = deque(enumerate(workers))
 
     @property

@@ -583,3 +583,27 @@ def test_runs_cannot_enter_or_make_namespaces_or_mount(
             sandbox.close()
     assert record.status == "ok", record.stderr
     assert all(int(code) in (1, 13) for code in record.stdout.split()), record.stdout  # EPERM
+
+
+def test_the_socket_survives_garbage_and_bad_requests(
+    local_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    import socket
+
+    server = SandboxSocketServer(local_sandbox, str(tmp_path / "s.sock"))
+    try:
+        for payload in (b"\xff\xff\xff\xff" + b"x" * 10, b"\x00\x00\x00\x05{oops", b"junk"):
+            with socket.socket(socket.AF_UNIX) as raw:
+                raw.connect(server.path)
+                raw.sendall(payload)
+                raw.shutdown(socket.SHUT_WR)
+                assert raw.recv(100) == b""  # the server hangs up; nothing is run
+        with socket.socket(socket.AF_UNIX) as raw:
+            raw.connect(server.path)
+            frames.write(raw.fileno(), {"method": "format_disk", "params": {}})
+            assert "unknown method" in frames.read(raw.fileno())["input_error"]
+            frames.write(raw.fileno(), {"method": "run", "params": {"source": 1}})
+            assert "input_error" in frames.read(raw.fileno())
+        assert RemoteSandbox(server.path).run(RunRequest(source="print(1)")).stdout == "1\n"
+    finally:
+        server.close()

@@ -160,13 +160,13 @@ class GRPOTrainer:
     def _episodes(self, step: int) -> tuple[list[str], list[Any]]:
         """The step's prompts and, per prompt, what scores it: an episode's state token, or
         (verifier mode) the reference."""
-        first = self.config.seed * SEED_STRIDE + step * self.config.prompts_per_step
         if self.dataset is not None:
             rows = [
                 self.dataset[(step * self.config.prompts_per_step + i) % len(self.dataset)]
                 for i in range(self.config.prompts_per_step)
             ]
             return [str(row["prompt"]) for row in rows], [row["reference"] for row in rows]
+        first = self.config.seed * SEED_STRIDE + step * self.config.prompts_per_step
         items = [
             {"seed": first + i, "options": self.config.env_options}
             for i in range(self.config.prompts_per_step)
