@@ -338,6 +338,42 @@ def verify(
     _exit_for([result.status for result in answer.results])
 
 
+@app.command()
+def prove(
+    *,
+    theory: Annotated[
+        str | None, typer.Option(help="A theory id the server offers.", show_default=False)
+    ] = None,
+    lemma: Annotated[
+        list[str] | None,
+        typer.Option(help="Lemma(s) to prove; default: every lemma.", show_default=False),
+    ] = None,
+    budget: Annotated[int, typer.Option(help="MCTS expansions per lemma.", min=1)] = 300,
+    env_id: Annotated[str, typer.Option("--env", help="The proof environment.")] = "tamarin/proof",
+    show_proof: Annotated[bool, typer.Option("--proof", help="Print MCTS's proof script.")] = False,
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+) -> None:
+    """Prove lemmas by MCTS and by Tamarin's greedy choice (always method 1); compare them."""
+    from clients.proof_search import MCTSConfig, greedy, mcts  # noqa: PLC0415
+
+    with _reporting(), _client(url, api_key) as client:
+        first = client.reset(env_id, options={} if theory is None else {"theory": theory})
+        theory = theory or str(first.info.get("theory"))
+        lemmas = lemma or list(first.info.get("lemmas") or [first.info.get("lemma")])
+        typer.echo(f"{'lemma':<36} {'greedy':>18} {'mcts':>18} {'expansions':>10}")
+        for name in lemmas:
+            episode = client.reset(env_id, options={"theory": theory, "lemma": name})
+            found = [
+                greedy(client, env_id, episode),
+                mcts(client, env_id, episode, MCTSConfig(budget)),
+            ]
+            cells = [f"{r.outcome} {r.proof_size}" if r.found else "not found" for r in found]
+            typer.echo(f"{name:<36} {cells[0]:>18} {cells[1]:>18} {found[1].calls:>10}")
+            if show_proof and found[1].proof:
+                typer.echo(found[1].proof)
+
+
 def _reference(
     reference: str | None, reference_json: str | None, task_id: str | None, verifier: str | None
 ) -> dict[str, Any]:

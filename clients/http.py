@@ -44,6 +44,8 @@ from envserver.wire import (
     BatchStepResponse,
     Catalogue,
     EnvInfo,
+    ExpandRequest,
+    ExpandResponse,
     Health,
     ResetRequest,
     ResetResponse,
@@ -145,6 +147,11 @@ def _reset_call(
 def _step_call(env_id: str, state: str, action: str) -> _Call[StepResponse]:
     request = StepRequest(state=state, action=action)
     return _Call("POST", _env_path(env_id, "/step"), StepResponse, _body(request))
+
+
+def _expand_call(env_id: str, state: str, actions: Sequence[str] | None) -> _Call[ExpandResponse]:
+    request = ExpandRequest(state=state, actions=None if actions is None else list(actions))
+    return _Call("POST", _env_path(env_id, "/expand"), ExpandResponse, _body(request))
 
 
 def _reset_batch_call(env_id: str, items: Sequence[ResetItem]) -> _Call[BatchResetResponse]:
@@ -351,6 +358,13 @@ class EnvServerClient:
         a ``ClientError`` (400/403); a finished episode is one too (409)."""
         return self._call(_step_call(env_id, state, action))
 
+    def expand(
+        self, env_id: str, state: str, actions: Sequence[str] | None = None
+    ) -> ExpandResponse:
+        """Tree search: apply each of ``actions`` (default: every valid one) to the goal in
+        ``state`` independently; each expansion lists its branches with their own tokens."""
+        return self._call(_expand_call(env_id, state, actions))
+
     def reset_batch(self, env_id: str, items: Sequence[ResetItem]) -> BatchResetResponse:
         """Many resets in one request (``ResetRequest`` or its dict form); results in order."""
         return self._call(_reset_batch_call(env_id, items))
@@ -465,6 +479,12 @@ class AsyncEnvServerClient:
     async def step(self, env_id: str, state: str, action: str) -> StepResponse:
         """Apply ``action`` to the episode in the ``state`` token."""
         return await self._call(_step_call(env_id, state, action))
+
+    async def expand(
+        self, env_id: str, state: str, actions: Sequence[str] | None = None
+    ) -> ExpandResponse:
+        """Tree search: expand the goal in ``state`` (see ``EnvServerClient.expand``)."""
+        return await self._call(_expand_call(env_id, state, actions))
 
     async def reset_batch(self, env_id: str, items: Sequence[ResetItem]) -> BatchResetResponse:
         """Many resets in one request; results in order."""

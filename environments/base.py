@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -68,6 +69,29 @@ class StepResult:
     info: dict[str, JSONValue] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Branch:
+    """One sub-goal an action leads to, for AND/OR tree search: all branches of an action must
+    be solved. ``terminated`` with ``reward`` set means the branch alone ends the episode."""
+
+    name: str
+    observation: Observation
+    state: JSONValue
+    terminated: bool
+    reward: float | None
+    info: dict[str, JSONValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """What one action does to a state, without committing to it: its branches (none when the
+    action closes the goal). ``score`` says whether the action could be applied."""
+
+    action: str
+    score: Score
+    branches: tuple[Branch, ...] = ()
+
+
 @runtime_checkable
 class Environment(Protocol):
     """A stateless environment: every call gets everything it needs and keeps nothing.
@@ -93,6 +117,16 @@ class Environment(Protocol):
     def expert_action(self, state: JSONValue) -> str:
         """An action a perfect agent would take in ``state``; used by the contract tests and
         demos, never served over HTTP (it may reveal the reference)."""
+        ...
+
+
+@runtime_checkable
+class Expandable(Protocol):
+    """An environment whose states can be expanded for tree search (MCTS)."""
+
+    def expand(self, state: JSONValue, actions: Sequence[str] | None = None) -> list[Expansion]:
+        """Apply each of ``actions`` (default: every valid one) to ``state`` independently.
+        Raises EnvironmentInputError for an action that is not valid there."""
         ...
 
 

@@ -17,6 +17,8 @@ from envserver.wire import (
     BatchStepResponse,
     Catalogue,
     EnvInfo,
+    ExpandRequest,
+    ExpandResponse,
     Health,
     ResetRequest,
     ResetResponse,
@@ -81,12 +83,19 @@ async def step(env_id: str, body: StepRequest, request: Request) -> JSONReply:
     return JSONReply((await _service(request).step(env_id, [body], batch=False))[0])
 
 
+@router.post(ENV_PATH + "/expand", tags=["episodes"], response_model=ExpandResponse)
+async def expand(env_id: str, body: ExpandRequest, request: Request) -> JSONReply:
+    """Tree search: apply each action to the state independently and return every resulting
+    branch with its own state token (AND/OR search such as Tamarin proof search)."""
+    return JSONReply(await _service(request).expand(env_id, body))
+
+
 @router.get(ENV_PATH, tags=["catalogue"])
 async def get_env(env_id: str, request: Request) -> EnvInfo:
     """One environment's spec."""
     service = _service(request)
     # The path converter lets "GET .../math/reset" reach here; it is a wrong method, not an env.
-    for action in ("/reset", "/step", "/reset/batch", "/step/batch"):
+    for action in ("/reset", "/step", "/reset/batch", "/step/batch", "/expand"):
         if env_id.endswith(action) and env_id.removesuffix(action) in service.registry.envs:
             raise Problem(405, f"{action.lstrip('/')} takes POST", headers={"Allow": "POST"})
     return env_info(service.env(env_id))

@@ -18,11 +18,13 @@ from environments.base import (
     Environment,
     EnvironmentInputError,
     EpisodeFinished,
+    Expandable,
+    Expansion,
     ResetResult,
     SingleTurnScoring,
     StepResult,
 )
-from environments.task_id import MAX_SEED, TaskId, TaskIdError
+from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
 from envserver import worker
 from envserver.config import Settings
 from envserver.executor import Call, Executor, Outcome, Overloaded
@@ -31,6 +33,10 @@ from envserver.problems import Problem
 from envserver.registry import Registry, UnknownEnvironment, UnknownVerifier
 from envserver.tokens import StateTokens, TokenError
 from envserver.wire import (
+    BranchReply,
+    ExpandRequest,
+    ExpandResponse,
+    ExpansionReply,
     ResetRequest,
     ResetResponse,
     StepRequest,
@@ -126,14 +132,16 @@ class Service:
             ) from None
         return env, task, options
 
-    def task_id(self, env: Environment, seed: int, options: BaseModel) -> str:
-        """The canonical id of the task ``(seed, options)`` names."""
-        return TaskId.format(
+    def task_id(self, env: Environment, seed: int, options: BaseModel) -> str | None:
+        """The canonical id of the task ``(seed, options)`` names; None when the options are
+        too large for an id (a whole theory text, say): no id beats one that cannot be read."""
+        text = TaskId.format(
             env.spec.id,
             env.spec.version,
             seed,
             options.model_dump(mode="json", exclude_defaults=True),
         )
+        return text if len(text) <= MAX_TASK_ID_LENGTH else None
 
     def _open(self, token: str, env: Environment, index: int | None) -> Any:
         try:
@@ -287,6 +295,48 @@ class Service:
                 )
             )
         return responses
+
+    async def expand(self, env_id: str, request: ExpandRequest) -> ExpandResponse:
+        """Expand the goal in ``request.state`` for tree search."""
+        env = self.env(env_id)
+        if not isinstance(env, Expandable):
+            raise Problem(
+                400,
+                f"{env_id} does not support expand (it is not a tree search environment)",
+                kind="not-expandable",
+            )
+        state = self._open(request.state, env, None)
+        call = Call(
+            worker.expand,
+            (env_id, state, request.actions),
+            self._timeout(None, env.spec.timeout_s),
+        )
+        outcome: Outcome[list[Expansion]] = (await self._run("expand", env_id, [call]))[0]
+        self._client_error(outcome, None)
+        self.metrics.items.labels("expand", env_id, outcome.status).inc()
+        if outcome.value is None:
+            return ExpandResponse(status=outcome.status, detail=outcome.detail)
+        return ExpandResponse(
+            expansions=[
+                ExpansionReply(
+                    action=expansion.action,
+                    status=expansion.score.status,
+                    detail=expansion.score.detail,
+                    branches=[
+                        BranchReply(
+                            name=branch.name,
+                            observation=branch.observation,
+                            state=self._issue(env, branch.state),
+                            terminated=branch.terminated,
+                            reward=branch.reward,
+                            info=branch.info,
+                        )
+                        for branch in expansion.branches
+                    ],
+                )
+                for expansion in outcome.value
+            ]
+        )
 
     # --- verification --------------------------------------------------------------------------
 

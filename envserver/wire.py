@@ -157,6 +157,47 @@ class BatchStepResponse(WireReply):
     results: list[StepResponse]
 
 
+MAX_EXPAND_ACTIONS = 256
+
+
+class ExpandRequest(WireModel):
+    """Expand the goal in ``state``: apply each of ``actions`` (default: every valid action)
+    independently, for tree search."""
+
+    state: str = Field(max_length=MAX_TOKEN_CHARS)
+    actions: list[str] | None = Field(None, min_length=1, max_length=MAX_EXPAND_ACTIONS)
+
+
+class BranchReply(WireReply):
+    """One sub-goal an action leads to; all branches of an action must be solved.
+    ``terminated`` with a ``reward``: reaching this branch alone ends the episode."""
+
+    name: str
+    observation: Observation
+    state: str
+    terminated: bool
+    reward: float | None = None
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExpansionReply(WireReply):
+    """One action's result: its branches (none: the action closes the goal), or why it could
+    not be applied (``status`` other than ok)."""
+
+    action: str
+    status: Status = "ok"
+    detail: str = ""
+    branches: list[BranchReply] = Field(default_factory=list)
+
+
+class ExpandResponse(WireReply):
+    """One expansion per requested action, in order."""
+
+    status: ItemStatus = "ok"
+    detail: str = ""
+    expansions: list[ExpansionReply] = Field(default_factory=list)
+
+
 # --- verification ----------------------------------------------------------------------------
 
 

@@ -10,7 +10,14 @@ import logging
 import os
 from typing import Any
 
-from environments.base import ResetResult, SingleTurnScoring, StepResult
+from environments.base import (
+    EnvironmentInputError,
+    Expandable,
+    Expansion,
+    ResetResult,
+    SingleTurnScoring,
+    StepResult,
+)
 from envserver.registry import get_registry
 from sandbox import SOCKET_ENV
 from verifiers.score import Score
@@ -43,6 +50,14 @@ def reset(env_id: str, seed: int, options: dict[str, Any]) -> ResetResult:
 def step(env_id: str, state: Any, action: str) -> StepResult:
     """``Environment.step`` of ``env_id``."""
     return get_registry().env(env_id).step(state, action)
+
+
+def expand(env_id: str, state: Any, actions: list[str] | None) -> list[Expansion]:
+    """Expand ``state`` in environment ``env_id`` (which must be Expandable)."""
+    env = get_registry().env(env_id)
+    if not isinstance(env, Expandable):
+        raise EnvironmentInputError(f"{env_id} does not support expand")
+    return env.expand(state, actions)
 
 
 def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,10 @@ from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.runner import Sandbox
 
 SHARED = ROOT.parent / "shared"
+TAMARIN_DATA = SHARED / "data" / "tamarin"
+# The tamarin family replays recorded real-Tamarin runs here (no prover binary in CI); every
+# process the tests start (servers, workers) inherits this.
+os.environ.setdefault("ENVSERVER_TAMARIN_RECORDINGS", str(TAMARIN_DATA))
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
 TEST_PLUGINS = {"ENVSERVER_PLUGINS": "tests.plugins.faulty", "ENVSERVER_POOL_WORKERS": "2"}
 

@@ -16,9 +16,7 @@ NodeStatus = Literal["open", "solved", "unfinishable"]
 solved: an attack on an all-traces lemma, a witness for an exists-trace lemma);
 ``unfinishable``: Tamarin declares the branch cannot be finished."""
 
-MethodKind = Literal[
-    "simplify", "induction", "solve", "contradiction", "sorry", "solved", "other"
-]
+MethodKind = Literal["simplify", "induction", "solve", "contradiction", "sorry", "solved", "other"]
 GoalKind = Literal["action", "premise", "chain", "disjunction", "split_eqs", "subterm", "other"]
 
 
@@ -95,6 +93,12 @@ def normalise_method(text: str) -> str:
     """A method text with runs of white space folded, for comparing a typed text with
     Tamarin's (which pads ``solve(`` with spaces)."""
     return " ".join(text.split())
+
+
+def one_line(text: str) -> str:
+    """A method text on one line, as Tamarin prints it in proof scripts: its HTML wraps long
+    goals over lines, but the spacing within a line (``(φ1)  ∥ (φ2)``) is Tamarin's own."""
+    return re.sub(r"\s*\n\s*", " ", text).strip()
 
 
 def method_kind(text: str) -> MethodKind:

@@ -1,0 +1,130 @@
+"""Which backend serves a theory, and which theories this server offers.
+
+Configured through the environment (read once per worker process):
+
+- ``ENVSERVER_TAMARIN_BACKEND``: ``auto`` (default), ``interactive``, ``json-api`` or ``replay``.
+  ``auto`` takes the research fork ``tamarin-prover-json`` when it is on PATH, else
+  ``tamarin-prover`` (or ``$TAMARIN_PROVER``) through its interactive server, else the replay
+  of recorded theories.
+- ``ENVSERVER_TAMARIN_RECORDINGS``: recorded real-Tamarin data for the replay backend (files or
+  folders, separated by ``:``).
+- ``ENVSERVER_TAMARIN_THEORIES``: more ``.spthy`` theories to offer (files or folders), e.g.
+  Tamarin's own examples or the paper's case studies; the id of a theory is its file's stem.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+from typing import Literal
+
+from environments.tamarin.backend import ProofBackend
+from environments.tamarin.model import ProverUnavailable
+from environments.tamarin.replay import ReplayBackend
+from verifiers.tamarin.prover import find_prover
+from verifiers.tamarin.theory import Theory, TheoryError, parse_theory
+
+BackendChoice = Literal["auto", "interactive", "json-api", "replay"]
+SHIPPED = Path(__file__).with_name("theories")
+INSTALL_HINT = "install Tamarin (see environments/tamarin/README.md) or set TAMARIN_PROVER"
+
+
+def _paths(variable: str) -> list[Path]:
+    return [Path(p) for p in os.environ.get(variable, "").split(os.pathsep) if p]
+
+
+def _theory_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.glob("*.spthy")) if path.is_dir() else [path])
+    return files
+
+
+@dataclass
+class Provers:
+    """The backends of this process, started on first use and stopped at exit."""
+
+    choice: BackendChoice = "auto"
+    recordings: list[Path] = field(default_factory=list)
+    theory_paths: list[Path] = field(default_factory=list)
+
+    @classmethod
+    def from_environment(cls) -> Provers:
+        """The configuration in ``os.environ``; raises ValueError on an unknown backend."""
+        choice = os.environ.get("ENVSERVER_TAMARIN_BACKEND", "auto")
+        if choice not in ("auto", "interactive", "json-api", "replay"):
+            raise ValueError(f"ENVSERVER_TAMARIN_BACKEND={choice!r} is not a backend")
+        return cls(
+            choice,  # type: ignore[arg-type] # checked above
+            _paths("ENVSERVER_TAMARIN_RECORDINGS"),
+            [SHIPPED, *_paths("ENVSERVER_TAMARIN_THEORIES")],
+        )
+
+    @cached_property
+    def replay(self) -> ReplayBackend:
+        """The replay backend over the configured recordings (empty when none)."""
+        return ReplayBackend(self.recordings)
+
+    @cached_property
+    def live(self) -> ProofBackend | None:
+        """The backend over a prover binary, if the configuration and the machine allow one."""
+        backend: ProofBackend | None = None
+        if self.choice in ("auto", "json-api") and find_prover("tamarin-prover-json"):
+            from environments.tamarin.jsonapi import JsonApiBackend  # noqa: PLC0415
+
+            backend = JsonApiBackend()
+        elif self.choice in ("auto", "interactive") and find_prover():
+            from environments.tamarin.interactive import InteractiveBackend  # noqa: PLC0415
+
+            backend = InteractiveBackend()
+        if backend is None and self.choice in ("interactive", "json-api"):
+            raise ProverUnavailable(f"backend {self.choice} needs a prover binary: {INSTALL_HINT}")
+        if backend is not None:
+            atexit.register(backend.close)
+        return backend
+
+    def backend(self, theory: Theory) -> ProofBackend:
+        """The backend that serves ``theory``; raises ProverUnavailable with what to do."""
+        live = None if self.choice == "replay" else self.live
+        if live is not None:
+            return live
+        if theory.name in self.replay.recorded:
+            return self.replay
+        recorded = ", ".join(sorted(self.replay.recorded)) or "none are configured"
+        raise ProverUnavailable(
+            f"no Tamarin prover on this server, and theory {theory.name} was not recorded "
+            f"(recorded theories: {recorded}); {INSTALL_HINT}"
+        )
+
+    @cached_property
+    def theories(self) -> dict[str, Theory]:
+        """The theories on offer by id: recorded ones (replayable anywhere), shipped ones and
+        configured ones. A file that is not a theory is skipped, not fatal."""
+        found: dict[str, Theory] = dict(self.replay.theories())
+        for file in _theory_files(self.theory_paths):
+            try:
+                found.setdefault(file.stem, parse_theory(file.read_text(), trusted=True))
+            except (OSError, UnicodeDecodeError, TheoryError):
+                continue
+        return found
+
+    def servable(self) -> list[tuple[str, str]]:
+        """``(theory id, lemma)`` pairs this process can serve, in a stable order: every lemma of
+        every theory with a live prover, only the recorded lemmas without one."""
+        pairs: list[tuple[str, str]] = []
+        for theory_id, theory in sorted(self.theories.items()):
+            try:
+                backend = self.backend(theory)
+            except ProverUnavailable:
+                continue
+            pairs.extend((theory_id, lemma) for lemma in backend.lemmas(theory))
+        return pairs
+
+
+@cache
+def provers() -> Provers:
+    """This process's provers."""
+    return Provers.from_environment()
