@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml
 	@if ! $(PYTHON) -m venv --help >/dev/null 2>&1 || ! $(PYTHON) -c 'import ensurepip' 2>/dev/null; then \
 		echo "installing python3-venv"; apt-get update -qq && apt-get install -y -qq python3-venv; fi
 	@ldconfig -p | grep -q libseccomp.so.2 || { apt-get update -qq && apt-get install -y -qq libseccomp2; }
+	@# The WebShop store's browser test drives Debian's chromium through its chromedriver.
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[all,dev,train]'
@@ -47,6 +49,9 @@ bench: setup
 	$(BIN)/python -m benchmarks.opt_verify
 	$(BIN)/python -m benchmarks.sandbox_throughput
 	$(BIN)/python -m benchmarks.grpo_learning
+	$(BIN)/python -m benchmarks.tamarin_step_latency
+	$(BIN)/python -m benchmarks.webshop_search
+	$(BIN)/python -m benchmarks.sva_check
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -14,7 +14,7 @@ from envserver import worker
 from envserver.auth import ApiKeyMiddleware
 from envserver.catalogue import build_catalogue
 from envserver.config import Settings
-from envserver.executor import Executor
+from envserver.executor import Call, Executor
 from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
 from envserver.metrics import Metrics, MetricsMiddleware
@@ -26,6 +26,7 @@ from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
 from envserver.tokens import StateTokens
+from envserver.webshop_routes import router as webshop_router
 
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
 
@@ -55,6 +56,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             initializer=functools.partial(worker.warm_up, sandbox.socket_path),
             preload=registry.modules,
         )
+        # Ready means warm: every worker imports the families and runs each verifier's example
+        # first (spaCy, pyslang, math-verify: seconds), so /readyz waits for that rather than
+        # letting the first requests after it pay for it.
+        await executor.run(
+            [Call(worker.ping, (), settings.max_item_timeout_s)]
+            * min(settings.pool_workers, settings.max_queue_items)
+        )
         app.state.service = Service(settings, registry, executor, tokens, metrics)
         app.state.sandbox = sandbox
         metrics.registry.register(sandbox)
@@ -76,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(router)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
+    app.include_router(webshop_router)
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,

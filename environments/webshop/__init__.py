@@ -1,0 +1,5 @@
+"""The ``webshop`` family: WebShop's simulated store with BM25 search and the original reward."""
+
+from environments.webshop.env import WebShopEnv
+
+ENVIRONMENTS = (WebShopEnv(),)

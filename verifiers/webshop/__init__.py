@@ -1,0 +1,94 @@
+"""The ``webshop`` verifier: score one purchase against a WebShop goal with the original reward.
+
+Response: JSON ``{"product": {...}, "price": float, "options": {name: value}}`` where the product
+record carries the fields the reward reads (name, Title, query, product_category, Attributes,
+BulletPoints, Description). Reference: the goal (name, query, product_category, attributes,
+goal_options, price_upper). The environment ``webshop`` uses the same ``get_reward``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verifiers.base import Verifier
+from verifiers.score import Score
+from verifiers.webshop.reward import MalformedPurchase, Reward, get_reward
+
+__all__ = ["VERIFIER", "Reward", "get_reward", "score_purchase"]
+
+VERSION = "1"
+
+_EXAMPLE_PRODUCT = {
+    "name": "Lumora Lavender Essential Oil for Diffuser, 4 fl oz",
+    "Title": "Lumora Lavender Essential Oil for Diffuser, 4 fl oz",
+    "query": "essential oils",
+    "product_category": "Beauty & Personal Care \u203a Fragrance \u203a Essential Oils",
+    "Attributes": ["long lasting", "natural ingredients"],
+    "BulletPoints": ["Pure lavender oil for aromatherapy"],
+    "Description": "A calming lavender essential oil.",
+}
+_EXAMPLE_GOAL = {
+    "asin": "B000000001",
+    "name": _EXAMPLE_PRODUCT["name"],
+    "query": "essential oils",
+    "product_category": _EXAMPLE_PRODUCT["product_category"],
+    "instruction_text": "i want a long lasting essential oil with size: 4 fl oz",
+    "attributes": ["long lasting"],
+    "goal_options": {"size": "4 fl oz"},
+    "price_upper": 30.0,
+}
+
+
+def score_purchase(
+    product: dict[str, Any], goal: dict[str, Any], price: float, options: dict[str, str]
+) -> Score:
+    """The reward as a Score with every part as a component; raises ``MalformedPurchase``."""
+    reward = get_reward(product, goal, price, options)
+    return Score.ok(
+        reward.total,
+        reward.components(),
+        detail=(
+            f"type {reward.type_score.r_type:g}, attributes {reward.num_attr_matches}/"
+            f"{len(goal['attributes'])}, options {reward.num_option_matches}/"
+            f"{len(goal['goal_options'])}, price {'ok' if reward.r_price else 'over'}"
+        ),
+    )
+
+
+def _check(response: str, reference: Any, options: Any) -> Score:  # noqa: PLR0911 - one exit per input check
+    del options
+    try:
+        purchase = json.loads(response)
+    except ValueError:
+        return Score.invalid("the response is not JSON")
+    if not isinstance(purchase, dict) or not isinstance(purchase.get("product"), dict):
+        return Score.invalid('the response needs {"product": {...}, "price": ..., "options": {}}')
+    chosen = purchase.get("options", {})
+    price = purchase.get("price")
+    if not isinstance(chosen, dict) or not isinstance(price, int | float):
+        return Score.invalid("options must be an object and price a number")
+    if not isinstance(reference, dict):
+        return Score.error("the reference is not a WebShop goal")
+    try:
+        get_reward(_EXAMPLE_PRODUCT, reference, 0.0, {})
+    except MalformedPurchase as exc:
+        return Score.error(f"the reference is not a WebShop goal: {exc}")
+    try:
+        return score_purchase(purchase["product"], reference, float(price), chosen)
+    except MalformedPurchase as exc:
+        return Score.invalid(str(exc))
+
+
+VERIFIER = Verifier(
+    name="webshop",
+    version=VERSION,
+    description="WebShop's purchase reward (attributes, options, price, product type) for a "
+    "product record bought with chosen options against a goal.",
+    check=_check,
+    timeout_s=30.0,
+    example=(
+        json.dumps({"product": _EXAMPLE_PRODUCT, "price": 12.5, "options": {"size": "4 fl oz"}}),
+        _EXAMPLE_GOAL,
+    ),
+)
