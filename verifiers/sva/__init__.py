@@ -1,0 +1,338 @@
+"""SystemVerilog Assertion equivalence: the ``sva.nl2sva`` and ``sva.equivalence`` verifiers.
+
+Both compare a candidate assertion with a reference one through the design-free property
+equivalence checker of this package (pyslang front end, Z3 over lasso-shaped traces; see
+``api.py``), as FVEval's JasperGold PEC does: ``G candidate`` against ``G reference`` over free
+signals. The reward (documented in ``environments/sva/README.md``):
+
+- 0, status ``invalid``: no assertion, a syntax or elaboration error, a signal the task does not
+  allow, or a construct the checker does not support (the compiler's message in ``detail``);
+- 1: equivalent;
+- ``partial_credit`` (0.4 by default, FVEval's ``func_relaxed``): one direction of implication
+  holds, unless the candidate is vacuous (always true, or every antecedent unmatched) while the
+  reference is not: then 0, since a vacuous answer is implied by every reference;
+- 0: neither direction holds;
+- None, status ``timeout``: the solver ran out of time (trainers mask it).
+
+Counterexample traces go to ``Score.extra`` only, never to ``detail`` (which may reach a prompt).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from functools import lru_cache
+from typing import Any
+
+# The optional ``sva`` extra: importing them here makes a missing extra disable this family
+# (and the environments that import it) with a clear message, instead of failing later.
+import pyslang  # noqa: F401
+import z3  # noqa: F401
+from pydantic import BaseModel, ConfigDict, Field
+
+from verifiers.base import Verifier
+from verifiers.score import Score
+from verifiers.sva.api import (
+    Assertion,
+    CheckOptions,
+    CheckResult,
+    SvaError,
+    check_equivalence,
+    is_tautology,
+    is_vacuous,
+    parse_assertion,
+)
+
+VERSION = "1"
+PARTIAL_CREDIT = 0.4
+"""Reward for one-way implication (FVEval's ``func_relaxed``), within §4.6's 0.3-0.5 range."""
+MAX_RESPONSE_CHARS = 20_000
+"""Longer answers are not an assertion; refusing them early bounds parse time."""
+MAX_NESTING = 200
+"""Deeper parenthesis nesting is rejected before the compiler sees it (recursion safety)."""
+_DETAIL_CHARS = 400
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_LABEL = re.compile(r"^[A-Za-z_]\w*\s*:\s*(?=assert\b)")
+_ASSERT = re.compile(r"(?:\b[A-Za-z_]\w*\s*:\s*)?\bassert\s+property\b", re.DOTALL)
+
+
+class SvaOptions(BaseModel):
+    """How a pair is judged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    unmarked_strong: bool = Field(
+        True,
+        description="Read a sequence used as a property without strong()/weak() as strong "
+        "(FVEval/JasperGold's reading) instead of weak (IEEE 1800).",
+    )
+    timeout_s: float = Field(
+        5.0, gt=0, le=60, description="Solver time limit of one check; past it: timeout."
+    )
+    partial_credit: float = Field(
+        PARTIAL_CREDIT,
+        ge=0,
+        le=1,
+        description="Reward when only one direction of implication holds.",
+    )
+    ignore_disable_iff: bool = Field(
+        True,
+        description="Compare the properties without their 'disable iff' even when the "
+        "conditions differ, as FVEval strips the text before its PEC; false: such pairs are "
+        "invalid (unsupported).",
+    )
+    vcd: bool = Field(False, description="Also return each counterexample as a VCD text.")
+
+
+def extract_assertion(response: str) -> str:
+    """The assertion in a model's answer: the first fenced code block that holds an
+    ``assert property`` (else the first fenced block), else the ``assert property`` statement in
+    the text, else the whole text (a bare property). Raises SvaError when there is nothing."""
+    blocks = [body for _, body in _FENCE.findall(response)]
+    text = next((b for b in blocks if _ASSERT.search(b)), blocks[0] if blocks else response)
+    match = _ASSERT.search(text)
+    if match is not None:
+        end = _statement_end(text, match.end())
+        text = text[match.start() : end]
+    text = strip_label(text)
+    if not text:
+        raise SvaError("syntax", "no assertion found in the response")
+    return text
+
+
+def strip_label(text: str) -> str:
+    """``text`` without a leading statement label (``asrt: assert property ...``): a label
+    names the assertion and does not change its meaning."""
+    return _LABEL.sub("", text.strip(), count=1)
+
+
+def _statement_end(text: str, start: int) -> int:
+    # The ';' that closes the statement: the first one outside parentheses.
+    depth = 0
+    for index in range(start, len(text)):
+        char = text[index]
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == ";" and depth <= 0:
+            return index + 1
+    return len(text)
+
+
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
+
+
+def _context(reference: Any) -> tuple[str, str | None, tuple[str, ...] | None, tuple[Any, ...]]:
+    """``(assertion, testbench, allowed signals, widths)`` of a reference; raises ValueError."""
+    if isinstance(reference, str):
+        return reference, None, None, ()
+    if not isinstance(reference, dict):
+        raise ValueError("the reference must be an assertion text or an object")
+    text = reference.get("assertion", reference.get("property"))
+    testbench = reference.get("testbench")
+    signals = reference.get("signals")
+    widths = reference.get("widths") or {}
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("the reference has no 'assertion' text")
+    if testbench is not None and not isinstance(testbench, str):
+        raise ValueError("'testbench' must be SystemVerilog text or null")
+    if signals is not None and not (
+        isinstance(signals, list) and all(isinstance(s, str) for s in signals)
+    ):
+        raise ValueError("'signals' must be a list of names or null")
+    if not isinstance(widths, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and 0 < v <= 4096 for k, v in widths.items()
+    ):
+        raise ValueError("'widths' must map signal names to widths in 1..4096")
+    return (
+        text,
+        testbench,
+        tuple(signals) if signals is not None else None,
+        tuple(sorted(widths.items())),
+    )
+
+
+def _parse(
+    text: str, testbench: str | None, signals: tuple[str, ...] | None, widths: tuple[Any, ...]
+) -> Assertion:
+    return parse_assertion(
+        text,
+        testbench,
+        set(signals) if signals is not None else None,
+        dict(widths) if widths else None,
+    )
+
+
+# References repeat across a batch and an epoch: parse and scan each once per worker.
+_parse_reference = lru_cache(maxsize=1024)(_parse)
+
+
+@lru_cache(maxsize=1024)
+def _reference_guards(
+    reference: Assertion, unmarked_strong: bool, timeout_s: float
+) -> tuple[bool | None, bool | None]:
+    options = CheckOptions(unmarked_strong=unmarked_strong, timeout_s=timeout_s)
+    tautology = is_tautology(reference, options)
+    vacuous = True if tautology else is_vacuous(reference, options)
+    return tautology, vacuous
+
+
+def _short(message: str) -> str:
+    message = " ".join(message.split())
+    return message if len(message) <= _DETAIL_CHARS else message[: _DETAIL_CHARS - 1] + "…"
+
+
+def _evidence(result: CheckResult, widths: dict[str, int], vcd: bool) -> dict[str, Any]:
+    traces = []
+    for trace in result.counterexamples:
+        entry: dict[str, Any] = asdict(trace)
+        if vcd:
+            entry["vcd"] = trace.to_vcd(widths)
+        traces.append(entry)
+    return {"verdict": result.verdict, "seconds": result.seconds, "counterexamples": traces}
+
+
+def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: bool) -> Score:
+    """Judge the candidate in ``response`` against ``reference`` (see the module docstring).
+
+    ``extract``: find the assertion inside a model's answer (fenced block or text) rather than
+    reading the whole response as the property."""
+    try:
+        ref_text, testbench, signals, widths = _context(reference)
+        ref_text = strip_label(ref_text)
+        ref = _parse_reference(ref_text, testbench, signals, widths)
+    except (ValueError, RecursionError) as exc:
+        # A reference the checker cannot read is the task's fault, never the answer's.
+        return Score.error(f"bad reference: {_short(str(exc))}")
+    if len(response) > MAX_RESPONSE_CHARS:
+        return Score.invalid(f"the answer is longer than {MAX_RESPONSE_CHARS} characters")
+    try:
+        text = extract_assertion(response) if extract else response.strip()
+        if not text:
+            raise SvaError("syntax", "the candidate property is empty")
+        if _nesting(text) > MAX_NESTING:
+            raise SvaError("too_large", f"nesting deeper than {MAX_NESTING} levels")
+        candidate = _parse(text, testbench, signals, widths)
+    except SvaError as exc:
+        return Score.invalid(f"{exc.kind}: {_short(exc.message)}", {"syntax": 0.0})
+    except RecursionError:
+        return Score.invalid("too_large: the candidate is nested too deeply", {"syntax": 0.0})
+
+    check = CheckOptions(
+        unmarked_strong=options.unmarked_strong,
+        timeout_s=options.timeout_s,
+        ignore_disable_iff=options.ignore_disable_iff,
+    )
+    try:
+        result = check_equivalence(candidate, ref, check)
+    except SvaError as exc:
+        # Raised for pairs the checker cannot compare (an unsupported construct, different
+        # disable-iff conditions): the candidate cannot be judged, so it earns nothing.
+        return Score.invalid(f"{exc.kind}: {_short(exc.message)}", {"syntax": 1.0})
+    if result.verdict == "unknown":
+        return Score.timeout(f"the equivalence check ran out of time ({options.timeout_s} s)")
+
+    ref_tautology, ref_vacuous = _reference_guards(ref, options.unmarked_strong, options.timeout_s)
+    components = {
+        "syntax": 1.0,
+        "equivalent": float(result.verdict == "equivalent"),
+        "a_implies_b": float(result.verdict in ("equivalent", "a_implies_b")),
+        "b_implies_a": float(result.verdict in ("equivalent", "b_implies_a")),
+        "vacuous": 0.0,
+        "reference_tautology": float(bool(ref_tautology)),
+    }
+    widths_of = {s.name: s.width for s in candidate.signals}
+    extra = _evidence(result, widths_of, options.vcd)
+    notes = [" ".join(_VERDICTS[result.verdict].split())]
+    if ref_tautology:
+        notes.append("note: the reference is a tautology, so this task cannot tell answers apart")
+    if result.verdict == "equivalent":
+        return Score.ok(1.0, components, "; ".join(notes), extra)
+    reward = 0.0
+    if result.verdict in ("a_implies_b", "b_implies_a"):
+        vacuous = is_vacuous(candidate, check)
+        if vacuous is None:
+            return Score.timeout("the vacuity check ran out of time")
+        if vacuous and not ref_vacuous:
+            components["vacuous"] = 1.0
+            notes = ["the answer is vacuous (always true or never triggered): no credit"]
+        else:
+            reward = options.partial_credit
+    return Score.ok(reward, components, "; ".join(notes), extra)
+
+
+_VERDICTS = {
+    "equivalent": "the answer is equivalent to the reference",
+    "a_implies_b": "the answer is stronger than the reference (it implies the reference, "
+    "not conversely)",
+    "b_implies_a": "the answer is weaker than the reference (the reference implies it, "
+    "not conversely)",
+    "different": "the answer is not equivalent to the reference in either direction",
+}
+
+_EXAMPLE_REFERENCE = {
+    "assertion": "assert property(@(posedge clk) sig_A |=> sig_B);",
+    "testbench": None,
+    "signals": ["sig_A", "sig_B"],
+    "widths": {"sig_A": 1, "sig_B": 1},
+}
+
+
+def _check_nl2sva(response: str, reference: Any, options: SvaOptions) -> Score:
+    return score_pair(response, reference, options, extract=True)
+
+
+def _check_equivalence(response: str, reference: Any, options: SvaOptions) -> Score:
+    return score_pair(response, reference, options, extract=True)
+
+
+NL2SVA = Verifier(
+    name="sva.nl2sva",
+    version=VERSION,
+    description="NL2SVA answers: the assertion in a model's answer (a ```systemverilog block or "
+    "the text) against the reference assertion, by design-free property equivalence over "
+    "lasso traces (pyslang + Z3). Reward 1 equivalent, partial credit for one-way "
+    "implication, 0 otherwise; invalid for syntax/elaboration/signal errors; vacuous "
+    "answers earn 0. Reference: {assertion, testbench, signals, widths}.",
+    check=_check_nl2sva,
+    options_model=SvaOptions,
+    timeout_s=30.0,
+    example=(
+        "```systemverilog\nassert property(@(posedge clk)\n    sig_A |-> ##1 sig_B\n);\n```",
+        _EXAMPLE_REFERENCE,
+    ),
+)
+
+EQUIVALENCE = Verifier(
+    name="sva.equivalence",
+    version=VERSION,
+    description="Compare any two SVA properties: response = candidate (A), reference = "
+    "{assertion: the other property (B), testbench, signals, widths}. Verdict equivalent, "
+    "a_implies_b, b_implies_a or different, with lasso counterexamples in extra.",
+    check=_check_equivalence,
+    options_model=SvaOptions,
+    timeout_s=30.0,
+    example=("sig_A |-> ##1 sig_B", _EXAMPLE_REFERENCE),
+)
+
+VERIFIERS = (NL2SVA, EQUIVALENCE)
+
+__all__ = [
+    "EQUIVALENCE",
+    "NL2SVA",
+    "VERIFIERS",
+    "SvaOptions",
+    "extract_assertion",
+    "score_pair",
+    "strip_label",
+]

@@ -1,0 +1,132 @@
+"""The SVA property-equivalence checker's public interface (the contract between the checker
+and its users: the ``sva`` verifiers and environments). Implementation modules live beside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Verdict = Literal["equivalent", "a_implies_b", "b_implies_a", "different", "unknown"]
+ErrorKind = Literal["syntax", "elaboration", "signal", "unsupported", "too_large"]
+
+
+class SvaError(ValueError):
+    """An assertion that cannot be checked: a syntax or elaboration error (the compiler's
+    message), a signal outside the allowed list, or a construct the checker does not support
+    (reported as such, never guessed)."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A free signal of the design-free check: its name, width and signedness."""
+
+    name: str
+    width: int = 1
+    signed: bool = False
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Semantic choices and limits.
+
+    ``unmarked_strong``: read a sequence used as a property without ``strong``/``weak`` as strong
+    (FVEval/JasperGold's reading, the default) or weak (IEEE 1800). ``timeout_s``: hard limit
+    of one check; past it the verdict is ``unknown``. ``ignore_disable_iff``: drop ``disable
+    iff`` on both sides even when the conditions differ (FVEval strips the text before its PEC);
+    by default different conditions are reported as unsupported.
+    """
+
+    unmarked_strong: bool = True
+    timeout_s: float = 5.0
+    ignore_disable_iff: bool = False
+
+
+@dataclass(frozen=True)
+class Counterexample:
+    """A lasso trace on which exactly one of the two assertions holds: ``signals[name][t]`` is
+    the value at cycle t (0 ≤ t < length); cycles from ``length`` on repeat from ``loop_start``."""
+
+    length: int
+    loop_start: int
+    signals: dict[str, list[int]]
+    holds: Literal["a", "b"]
+
+    def to_vcd(self, widths: dict[str, int] | None = None) -> str:
+        """The trace as a VCD file (one loop unrolled after the prefix)."""
+        from .vcd import render_vcd
+
+        return render_vcd(self, widths)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """A parsed, elaborated assertion, ready to check (opaque to users)."""
+
+    text: str
+    signals: tuple[Signal, ...]
+    disable_iff: str | None
+    ir: object = field(repr=False, compare=False, default=None)
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict, a counterexample for each direction that fails, and the time taken."""
+
+    verdict: Verdict
+    counterexamples: tuple[Counterexample, ...] = ()
+    seconds: float = 0.0
+    detail: str = ""
+
+
+def parse_assertion(
+    text: str,
+    testbench: str | None = None,
+    allowed: set[str] | None = None,
+    widths: dict[str, int] | None = None,
+) -> Assertion:
+    """Parse and elaborate ``text`` (``assert property (...);``, or a bare property) inside
+    ``testbench`` (a SystemVerilog module whose signals, widths and parameters it may use), or
+    over free signals of the given ``widths`` when there is no testbench.
+
+    Raises SvaError."""
+    from .frontend import parse_cached
+
+    return parse_cached(
+        text,
+        testbench,
+        None if allowed is None else frozenset(allowed),
+        None if widths is None else tuple(sorted(widths.items())),
+    )
+
+
+def check_equivalence(
+    a: Assertion, b: Assertion, options: CheckOptions | None = None
+) -> CheckResult:
+    """Compare ``G a`` with ``G b`` over free signals on lasso-shaped traces.
+
+    Raises SvaError when the pair cannot be compared (different clocks, or different ``disable
+    iff`` conditions unless ``options.ignore_disable_iff``)."""
+    from .check import check_pair
+
+    return check_pair(a, b, options or CheckOptions())
+
+
+def is_tautology(a: Assertion, options: CheckOptions | None = None) -> bool | None:
+    """True when ``a`` holds on every trace (None: undecided within the time limit)."""
+    from .check import tautology
+
+    return tautology(a, options or CheckOptions())
+
+
+def is_vacuous(a: Assertion, options: CheckOptions | None = None) -> bool | None:
+    """True when ``a`` is a tautology or every implication in it has an antecedent that never
+    matches (None: undecided within the time limit)."""
+    from .check import vacuous
+
+    return vacuous(a, options or CheckOptions())

@@ -1,0 +1,171 @@
+"""Property semantics on a lasso: ``at(p, t)`` is "the evaluation attempt of p started at cycle
+t succeeds" for t < k; later cycles fold onto the loop (the trace repeats, and so does every
+property's value). Unbounded operators range over one lap, t' in [t, t + k), which covers
+every cycle of the loop at least once, so liveness is decided exactly on the lasso.
+"""
+
+from __future__ import annotations
+
+from . import ir
+from .expressions import ExprEncoder
+from .lasso import BoolLike, Lasso, mk_and, mk_not, mk_or
+from .sequences import SeqEncoder
+
+
+def unbounded_seq(s: ir.Seq) -> bool:
+    """Whether ``s`` has matches of unbounded length."""
+    if isinstance(s, ir.SBool):
+        return False
+    if isinstance(s, ir.SDelay):
+        return s.hi is None or unbounded_seq(s.rhs) or (s.lhs is not None and unbounded_seq(s.lhs))
+    if isinstance(s, ir.SRepeat):
+        return s.hi is None or unbounded_seq(s.seq)
+    if isinstance(s, ir.SBin):
+        if s.op == "or":
+            return unbounded_seq(s.left) or unbounded_seq(s.right)
+        if s.op == "intersect":
+            return unbounded_seq(s.left) and unbounded_seq(s.right)
+        return unbounded_seq(s.left) or unbounded_seq(s.right)
+    return unbounded_seq(s.seq)
+
+
+class PropEncoder:
+    """Encodes the properties of one assertion over a shared lasso."""
+
+    def __init__(
+        self, lasso: Lasso, exprs: ExprEncoder, window: int, unmarked_strong: bool
+    ) -> None:
+        self.lasso = lasso
+        self.exprs = exprs
+        self.k = lasso.k
+        self.window = window
+        self.unmarked_strong = unmarked_strong
+        self.seqs = SeqEncoder(self._leaf, window, lasso.tick)
+        # Weak unbounded sequences: "no finite prefix refutes", read as "some match exists when
+        # every cycle past the window is taken to satisfy every Boolean" (bounded).
+        self.optimistic = SeqEncoder(self._leaf_optimistic, window + window // 2 + 2, lasso.tick)
+        self._memo: dict[tuple[int, int], BoolLike] = {}
+        self._leaves: dict[tuple[int, int], BoolLike] = {}
+        self._keep: list[object] = []
+
+    # -- Booleans of the trace ----------------------------------------------------------------
+    def _leaf(self, e: ir.Expr, j: int) -> BoolLike:
+        key = (id(e), j)
+        got = self._leaves.get(key)
+        if got is None:
+            self._keep.append(e)
+            if j >= self.k:
+                got = self.lasso.fold(("leaf", id(e)), j, lambda i: self._leaf(e, i))
+            else:
+                got = self.exprs.truth(e, j)
+            self._leaves[key] = got
+        return got
+
+    def _leaf_optimistic(self, e: ir.Expr, j: int) -> BoolLike:
+        return True if j >= self.window else self._leaf(e, j)
+
+    # -- Properties ---------------------------------------------------------------------------
+    def assertion(self, p: ir.Prop) -> BoolLike:
+        """``assert property (p)``: every attempt, started at every cycle, succeeds."""
+        if isinstance(p, ir.PBin) and p.op == "and":
+            return mk_and([self.assertion(p.left), self.assertion(p.right)])
+        if isinstance(p, ir.PImpl) and not p.follows:
+            # G(s |-> q) = every match of s from any start is followed by q: one forward pass
+            # over the union of all starts instead of one pass per start.
+            ne, _ = self.seqs.ends(p.seq, dict.fromkeys(range(self.k), True))
+            d = 0 if p.overlapped else 1
+            return mk_and([mk_or([mk_not(c), self.at(p.prop, e + d)]) for e, c in ne.items()])
+        return mk_and([self.at(p, t) for t in range(self.k)])
+
+    def antecedent_matches(self, p: ir.Prop) -> list[BoolLike]:
+        """For each implication in ``p``: "its antecedent matches from some cycle"."""
+        out: list[BoolLike] = []
+        self._antecedents(p, out)
+        return out
+
+    def _antecedents(self, p: ir.Prop, out: list[BoolLike]) -> None:
+        if isinstance(p, ir.PImpl):
+            if not p.follows:
+                ne, _ = self.seqs.ends(p.seq, dict.fromkeys(range(self.k), True))
+                out.append(mk_or(list(ne.values())))
+            self._antecedents(p.prop, out)
+        elif isinstance(p, ir.PBin | ir.PUntil):
+            self._antecedents(p.left, out)
+            self._antecedents(p.right, out)
+        elif isinstance(p, ir.PNot | ir.PNext | ir.PAlways | ir.PEventually):
+            self._antecedents(p.prop, out)
+        elif isinstance(p, ir.PIf):
+            self._antecedents(p.then, out)
+            if p.other is not None:
+                self._antecedents(p.other, out)
+
+    def at(self, p: ir.Prop, t: int) -> BoolLike:
+        """The attempt of ``p`` started at cycle t succeeds."""
+        key = (id(p), t)
+        got = self._memo.get(key)
+        if got is None:
+            self._keep.append(p)
+            if t >= self.k:
+                got = self.lasso.fold(("prop", id(p)), t, lambda i: self.at(p, i))
+            else:
+                self.lasso.tick()
+                got = self._at(p, t)
+            self._memo[key] = got
+        return got
+
+    def _lap(self, t: int, lo: int, hi: int | None) -> range:
+        return range(t + lo, t + hi + 1) if hi is not None else range(t + lo, t + lo + self.k)
+
+    def _at(self, p: ir.Prop, t: int) -> BoolLike:
+        if isinstance(p, ir.PConst):
+            return p.value
+        if isinstance(p, ir.PSeq):
+            strong = p.strength == "strong" or (p.strength == "unmarked" and self.unmarked_strong)
+            if not strong and unbounded_seq(p.seq):
+                ne, _ = self.optimistic.ends(p.seq, {t: True})
+            else:
+                # On infinite traces weak and strong agree for bounded sequences.
+                ne, _ = self.seqs.ends(p.seq, {t: True})
+            return mk_or(list(ne.values()))
+        if isinstance(p, ir.PNot):
+            return mk_not(self.at(p.prop, t))
+        if isinstance(p, ir.PBin):
+            a, b = self.at(p.left, t), self.at(p.right, t)
+            if p.op == "and":
+                return mk_and([a, b])
+            if p.op == "or":
+                return mk_or([a, b])
+            if p.op == "implies":
+                return mk_or([mk_not(a), b])
+            return mk_or([mk_and([a, b]), mk_and([mk_not(a), mk_not(b)])])
+        if isinstance(p, ir.PImpl):
+            ne, _ = self.seqs.ends(p.seq, {t: True})
+            d = 0 if p.overlapped else 1
+            if p.follows:
+                return mk_or([mk_and([c, self.at(p.prop, e + d)]) for e, c in ne.items()])
+            return mk_and([mk_or([mk_not(c), self.at(p.prop, e + d)]) for e, c in ne.items()])
+        if isinstance(p, ir.PIf):
+            c = self.exprs.truth(p.cond, t)
+            then = self.at(p.then, t)
+            other = True if p.other is None else self.at(p.other, t)
+            return mk_or([mk_and([c, then]), mk_and([mk_not(c), other])])
+        if isinstance(p, ir.PNext):
+            return self.at(p.prop, t + p.n)
+        if isinstance(p, ir.PAlways):
+            return mk_and([self.at(p.prop, i) for i in self._lap(t, p.lo, p.hi)])
+        if isinstance(p, ir.PEventually):
+            return mk_or([self.at(p.prop, i) for i in self._lap(t, p.lo, p.hi)])
+        if isinstance(p, ir.PUntil):
+            # First-occurrence form over one lap: if q ever holds from t, it holds in the lap.
+            span = range(t, t + self.k)
+            holds_before: list[BoolLike] = []
+            options: list[BoolLike] = []
+            for i in span:
+                q = self.at(p.right, i)
+                here = self.at(p.left, i) if p.inclusive else True
+                options.append(mk_and([q, here, *holds_before]))
+                holds_before = [mk_and([*holds_before, self.at(p.left, i)])]
+            if not p.strong:
+                options.append(mk_and(holds_before))
+            return mk_or(options)
+        raise AssertionError(f"unknown property {p!r}")
