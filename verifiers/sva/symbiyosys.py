@@ -266,7 +266,9 @@ class Monitor:
     """How many cycles back the monitor looks (sequence span plus ``$past`` depth)."""
 
 
-def _statement(text: str, testbench: str | None, widths: dict[str, int] | None) -> Any:
+def _statement(text: str, testbench: str | None, widths: dict[str, int] | None) -> tuple[Any, Any]:
+    """``(compilation, assertion statement)``: the statement's nodes live in the compilation's
+    memory, so the caller must hold the compilation while it reads them."""
     body = text.strip()
     if not re.match(r"^(?:\w+\s*:\s*)?assert\b", body):
         body = f"assert property (@(posedge clk) {body.rstrip(';')});"
@@ -293,14 +295,15 @@ def _statement(text: str, testbench: str | None, widths: dict[str, int] | None) 
     if not found:
         raise Unsupported("no concurrent assertion")
     # The candidate is the last one (testbenches may carry their own assertions before it).
-    return found[-1]
+    return comp, found[-1]
 
 
 def build_monitor(
     text: str, prefix: str, testbench: str | None = None, widths: dict[str, int] | None = None
 ) -> Monitor:
     """The monitor of one assertion; raises Unsupported outside the subset."""
-    prop = _statement(text, testbench, widths).propertySpec
+    compilation, statement = _statement(text, testbench, widths)
+    prop = statement.propertySpec
     disable = None
     if prop.kind.name == "Clocking":
         prop = prop.expr
@@ -341,7 +344,9 @@ def build_monitor(
         cases.append(f"(({holds(ante, 0)}) && !({cons}))")
     fail = f"{prefix}_fail"
     printer.lines.append(f"wire {fail} = {' || '.join(cases)};")
-    return Monitor(tuple(printer.lines), fail, printer.signals, span, disable, printer.deepest)
+    monitor = Monitor(tuple(printer.lines), fail, printer.signals, span, disable, printer.deepest)
+    del compilation  # held until the last read of its nodes, above
+    return monitor
 
 
 def miter(a: Monitor, b: Monitor, depth: int) -> str:
