@@ -299,3 +299,19 @@ def test_http_bad_input(base_url: str, client: EnvServerClient) -> None:
         assert refused.status_code == 400 and "does not support expand" in refused.json()["detail"]
         source = http.post(f"{url}/reset", json={"options": {"source": "junk" * 50_000}})
         assert source.status_code == 400
+
+
+def test_prove_command_compares_mcts_with_greedy(base_url: str) -> None:
+    from typer.testing import CliRunner
+
+    from clients.cli import app
+
+    result = CliRunner().invoke(
+        app,
+        ["prove", "--url", base_url, "--theory", "Tutorial", "--budget", "100", "--proof"],
+    )
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[1:]}
+    assert rows["Client_session_key_secrecy"][:4] == ["verified", "5", "verified", "5"]
+    assert rows["Client_session_key_honest_setup"][:4] == ["trace_found", "4", "trace_found", "4"]
+    assert "SOLVED // trace found" in result.output  # the printed MCTS proofs
