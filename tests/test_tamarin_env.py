@@ -13,7 +13,7 @@ import pytest
 
 from clients.http import EnvServerClient
 from clients.proof_search import MCTSConfig, greedy, mcts
-from environments.base import EnvironmentInputError, EpisodeFinished, StepResult
+from environments.base import EnvironmentInputError, EpisodeFinished, Expansion, StepResult
 from environments.tamarin import episode
 from environments.tamarin.env import ProofOptions, TamarinProofEnv
 from environments.tamarin.provers import provers
@@ -161,7 +161,8 @@ def test_a_finished_episode_cannot_be_stepped_or_expanded() -> None:
 
 def test_off_the_recording_is_an_error_without_a_reward() -> None:
     # The recording's budget ran out below the root: search down for a method never applied.
-    frontier, failed = [reset().state], []
+    frontier: list[Any] = [reset().state]
+    failed: list[Expansion] = []
     while not failed:
         state = frontier.pop(0)
         expansions = ENV.expand(state)
