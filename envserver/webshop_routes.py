@@ -2,8 +2,9 @@
 
 A person starts from a goal, searches, opens items, chooses options and buys, then sees the
 reward and its parts. The episode lives in the same signed state token the API uses, carried in
-a hidden form field, so the store keeps nothing either. The engine runs in the thread pool: the
-first request loads the catalogue, index and tagger, which must not block the event loop.
+a hidden form field, so the store keeps nothing either. Resets and steps go through the service,
+as API calls do, and pages are rendered in a worker (``environments.webshop.store``): the server
+process never loads the catalogue, the index or the tagger.
 """
 
 from __future__ import annotations
@@ -13,13 +14,12 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse
-from pydantic import ValidationError
 
-from environments.base import EnvironmentInputError, EpisodeFinished, StepResult
-from envserver.registry import UnknownEnvironment, get_registry
-from envserver.tokens import StateTokens, TokenError
+from envserver.executor import Call, Overloaded
+from envserver.problems import Problem
+from envserver.service import Service
+from envserver.wire import MAX_TOKEN_CHARS, ResetRequest, StepRequest, StepResponse
 
 router = APIRouter(prefix="/webshop", include_in_schema=False)
 
@@ -53,60 +53,31 @@ def _error(message: str, status_code: int) -> HTMLResponse:
     return _layout("WebShop: error", body, status_code)
 
 
-def _env() -> Any:
-    return get_registry().env(ENV_ID)
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
 
 
-def _tokens(request: Request) -> StateTokens:
-    tokens: StateTokens = request.app.state.service.tokens
-    return tokens
+async def _page(service: Service, token: str, step: StepResponse | None) -> HTMLResponse:
+    """The page of the episode in ``token``, rendered in a worker (where the engine lives)."""
+    env = service.env(ENV_ID)
+    state = service.tokens.open(token, env.spec.id, env.spec.version)
+    answer = None if step is None else step.model_dump(include=_STEP_FIELDS)
+    from environments.webshop.store import store_body  # noqa: PLC0415 - an optional family
+
+    try:
+        outcomes = await service.executor.run(
+            [Call(store_body, (state, token, answer), env.spec.timeout_s)]
+        )
+    except Overloaded as exc:
+        return _error(f"the server is busy ({exc}); retry later", 429)
+    outcome = outcomes[0]
+    if outcome.value is None:
+        return _error(f"the page could not be rendered: {outcome.detail}", 503)
+    return _layout("WebShop", outcome.value)
 
 
-def _render_episode(env: Any, state: Any, token: str, result: StepResult | None) -> str:
-    """The page the state shows, every clickable a submit button of one form."""
-    from environments.webshop.engine import EpisodeState  # noqa: PLC0415 - optional family
-    from environments.webshop.pages import render_html_body  # noqa: PLC0415
-
-    episode = EpisodeState.from_json(state, env.shop)
-    page = env.engine.page(episode)
-
-    def clickable(action: str, inner: str) -> str:
-        return f'<button type="submit" name="action" value="{html.escape(action)}">{inner}</button>'
-
-    search_box = (
-        '<input id="search_input" type="text" name="query" maxlength="10000" autofocus '
-        'placeholder="Search..."/> <button id="search_button" type="submit" name="action" '
-        'value="search">Search</button>'
-    )
-    body = render_html_body(page, clickable, search_box)
-    notice = ""
-    if result is not None and result.score.status == "invalid":
-        notice = f"<p class='error' id='notice'>{html.escape(result.score.detail)}</p>"
-    if page.name == "done" and result is not None:
-        return notice + _breakdown(result)
-    return (
-        f"{notice}<form method='post' action='/webshop/step' id='page' data-page='{page.name}'>"
-        f"<input type='hidden' name='token' value='{html.escape(token)}'/>{body}</form>"
-    )
-
-
-def _breakdown(result: StepResult) -> str:
-    score = result.score
-    rows = "".join(
-        f"<tr><td>{html.escape(name)}</td><td>{value:g}</td></tr>"
-        for name, value in score.components.items()
-    )
-    purchase = result.info.get("purchase") or {}
-    reward = "error" if score.reward is None else f"{score.reward:.4f}"
-    return (
-        "<h3>Thank you for shopping with us!</h3>"
-        f"<p>Your score (min 0.0, max 1.0): <span class='reward' id='reward'>{reward}</span></p>"
-        f"<p id='detail'>{html.escape(score.detail)}</p>"
-        f"<p>Purchased {html.escape(str(purchase.get('asin', '')))} with options "
-        f"{html.escape(str(purchase.get('options', {})))}</p>"
-        f"<table id='components'><tr><th>part</th><th>value</th></tr>{rows}</table>"
-        "<p><a href='/webshop' id='again'>Shop again</a></p>"
-    )
+_STEP_FIELDS = {"status", "detail", "reward", "components", "info"}
 
 
 @router.get("", response_class=HTMLResponse)
@@ -131,54 +102,41 @@ async def start(
     goal_index: Annotated[str, Query(max_length=12)] = "",
     seed: Annotated[int | None, Query(ge=0, le=2**63 - 1)] = None,
 ) -> HTMLResponse:
-    """Reset an episode and show its search page."""
+    """Reset an episode through the service and show its search page."""
+    service = _service(request)
     try:
-        env = _env()
-        options = env.spec.options_model.model_validate(
-            {"split": split, "goal_index": int(goal_index) if goal_index.strip() else None}
-        )
-    except UnknownEnvironment as exc:
-        return _error(str(exc), 503)
-    except (ValidationError, ValueError) as exc:
-        return _error(f"bad start options: {exc}", 400)
+        index = int(goal_index) if goal_index.strip() else None
+    except ValueError:
+        return _error(f"goal index {goal_index!r} is not a number", 400)
+    options: dict[str, Any] = {"split": split, "goal_index": index}
     chosen_seed = secrets.randbelow(2**63) if seed is None else seed
     try:
-        first = await run_in_threadpool(env.reset, chosen_seed, options)
-        token = _tokens(request).issue(ENV_ID, env.spec.version, first.state)
-        body = await run_in_threadpool(_render_episode, env, first.state, token, None)
-    except EnvironmentInputError as exc:
-        return _error(str(exc), 400)
-    return _layout("WebShop", body)
+        reply = await service.reset(
+            ENV_ID, [ResetRequest(seed=chosen_seed, options=options)], batch=False
+        )
+        if reply[0].state is None:
+            return _error(f"the episode could not start: {reply[0].detail}", 503)
+        return await _page(service, reply[0].state, None)
+    except Problem as exc:
+        return _error(exc.detail, 503 if exc.status == 404 else exc.status)
 
 
 @router.post("/step", response_class=HTMLResponse)
 async def step(
     request: Request,
-    token: Annotated[str, Form(max_length=1_000_000)],
+    token: Annotated[str, Form(max_length=MAX_TOKEN_CHARS)],
     action: Annotated[str, Form(max_length=MAX_QUERY_CHARS + 20)],
     query: Annotated[str, Form(max_length=MAX_QUERY_CHARS)] = "",
 ) -> HTMLResponse:
     """Apply one button press (or a search) to the episode in ``token``."""
-    try:
-        env = _env()
-    except UnknownEnvironment as exc:
-        return _error(str(exc), 503)
-    tokens = _tokens(request)
-    try:
-        state = tokens.open(token, ENV_ID, env.spec.version)
-    except TokenError as exc:
-        return _error(
-            f"this page's state token is not valid ({exc})", 403 if exc.forbidden else 400
-        )
+    service = _service(request)
     command = f"search[{query}]" if action == "search" else action
     try:
-        result = await run_in_threadpool(env.step, state, command)
-        new_token = tokens.issue(ENV_ID, env.spec.version, result.state)
-        body = await run_in_threadpool(_render_episode, env, result.state, new_token, result)
-    except EpisodeFinished as exc:
-        return _error(str(exc), 409)
-    except EnvironmentInputError as exc:
-        return _error(str(exc), 400)
-    except ValueError as exc:  # the state outgrew the token limit (a huge query)
-        return _error(f"cannot continue this episode: {exc}", 413)
-    return _layout("WebShop", body)
+        reply = (
+            await service.step(ENV_ID, [StepRequest(state=token, action=command)], batch=False)
+        )[0]
+        if reply.state is None or reply.status in ("timeout", "error"):
+            return _error(f"the step could not be scored: {reply.detail}", 503)
+        return await _page(service, reply.state, reply)
+    except Problem as exc:
+        return _error(exc.detail, 503 if exc.status == 404 else exc.status)
