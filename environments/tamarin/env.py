@@ -93,10 +93,10 @@ class _Episode:
     backend: ProofBackend
 
 
-def _finish(proof: episode.JSONTree, quantifier: Quantifier, found_trace: bool) -> str:
+def _outcome(quantifier: Quantifier, found_trace: bool) -> str:
+    """How a finished analysis reads for the lemma's quantifier."""
     if found_trace:
         return "trace_found" if quantifier == "exists-trace" else "falsified"
-    del proof
     return "no_trace" if quantifier == "exists-trace" else "verified"
 
 
@@ -283,7 +283,7 @@ class TamarinProofEnv:
 
     def _branch(self, opened: _Episode, child: dict[str, Any], name: str) -> Branch:
         view = self._view(opened, child)
-        settled = self._settle(opened, child, view, focus_only=True)
+        settled = self._settle(opened, child, view)
         return Branch(
             name=name,
             observation=settled.observation,
@@ -298,8 +298,6 @@ class TamarinProofEnv:
         opened: _Episode,
         state: dict[str, Any],
         view: NodeView | None,
-        *,
-        focus_only: bool = False,
     ) -> StepResult:
         """The step result once ``state`` (with its focus, or None) and the focused node's
         ``view`` are known: a solved node ends the analysis with a trace, no open goal ends it
@@ -312,12 +310,12 @@ class TamarinProofEnv:
                 "proof": episode.graft(state["proof"], state["focus"], "SOLVED", ()),
                 "focus": None,
             }
-            outcome = _finish(state["proof"], quantifier, found_trace=True)
+            outcome = _outcome(quantifier, found_trace=True)
         elif view is not None and view.status == "unfinishable":
             state = {**state, "focus": None}
             outcome = "unfinishable"
-        elif view is None and not focus_only:
-            outcome = _finish(state["proof"], quantifier, found_trace=False)
+        elif view is None:
+            outcome = _outcome(quantifier, found_trace=False)
         info = {
             "theory": state["theory"] or opened.theory.name,
             "lemma": state["lemma"],
@@ -330,8 +328,8 @@ class TamarinProofEnv:
         }
         if outcome is not None:
             size = episode.size(state["proof"])
-            reward = 1.0 if outcome != "unfinishable" else 0.0
-            reward = max(0.0, reward - state["size_penalty"] * size) if reward else 0.0
+            penalised = max(0.0, 1.0 - state["size_penalty"] * size)
+            reward = 0.0 if outcome == "unfinishable" else penalised
             script = render_proof(episode.to_proof_tree(state["proof"]))
             info |= {"outcome": outcome, "proof": script}
             score = Score.ok(reward, components={"proof_size": float(size)}, detail=outcome)
@@ -344,7 +342,7 @@ class TamarinProofEnv:
                 info=info,
             )
         assert view is not None
-        truncated = state["steps"] >= state["max_steps"] and not focus_only
+        truncated = state["steps"] >= state["max_steps"]
         info |= view_info(view) | {"path": [name for _, name in self._path(state)]}
         return StepResult(
             observation(opened.theory.name, state["lemma"], quantifier, info["path"], view),
