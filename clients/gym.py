@@ -162,6 +162,11 @@ class GymId:
 REMOTE_ID = "envserver/Remote-v0"
 GYM_IDS: tuple[GymId, ...] = (
     GymId("envserver/Math-v0", "math"),
+    GymId("envserver/TamarinProof-v0", "tamarin/proof", max_episode_steps=500),
+    GymId("envserver/WebShop-v0", "webshop", max_episode_steps=100),
+    GymId("envserver/NL2SVA-Human-v0", "sva/nl2sva-human"),
+    GymId("envserver/NL2SVA-Machine-v0", "sva/nl2sva-machine"),
+    GymId("envserver/SVAGenerated-v0", "sva/generated"),
     GymId(REMOTE_ID, None),
 )
 """One line per family; new families append theirs."""

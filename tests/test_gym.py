@@ -61,6 +61,29 @@ def test_check_env_passes_without_warnings(base_url: str) -> None:
         made.close()
 
 
+@pytest.mark.parametrize(
+    ("gym_id", "options"),
+    [
+        ("envserver/TamarinProof-v0", {"theory": "Tutorial", "lemma": "Client_auth"}),
+        ("envserver/WebShop-v0", {"split": "test"}),
+        ("envserver/NL2SVA-Human-v0", {}),
+        ("envserver/NL2SVA-Machine-v0", {}),
+        ("envserver/SVAGenerated-v0", {"level": "hard"}),
+    ],
+)
+def test_check_env_passes_for_every_family(
+    base_url: str, gym_id: str, options: dict[str, object]
+) -> None:
+    made = gym.make(gym_id, base_url=base_url, options=options)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(made.unwrapped)
+        assert [str(w.message) for w in caught if issubclass(w.category, UserWarning)] == []
+    finally:
+        made.close()
+
+
 def test_spaces_hold_real_text(env: EnvServerEnv) -> None:
     prompt, _ = env.reset(seed=1)
     assert env.observation_space.contains(prompt)
