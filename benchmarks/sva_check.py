@@ -19,7 +19,6 @@ from pathlib import Path
 from benchmarks.common import median, percentile
 from environments.sva.loader import DATA_ENV, load
 from environments.sva.mutants import mutants
-from verifiers.sva import strip_label
 from verifiers.sva import symbiyosys as sby
 from verifiers.sva.api import Assertion, CheckOptions, SvaError, check_equivalence, parse_assertion
 
@@ -40,7 +39,7 @@ def main() -> None:
 
     pairs = []
     for row in rows:
-        reference = parse_assertion(strip_label(row.reference), testbench, allowed)
+        reference = parse_assertion(row.reference, testbench, allowed)
         for _, text in mutants(row.reference):
             try:
                 pairs.append(

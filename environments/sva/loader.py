@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from verifiers.sva import strip_label
 from verifiers.sva.api import CheckOptions, SvaError, is_tautology, parse_assertion
 
 DATA_ENV = "ENVSERVER_NL2SVA_DATA"
@@ -127,7 +126,7 @@ def screen(row: Row) -> Excluded | None:
     """Why ``row`` must not be served (None: it is fine)."""
     try:
         allowed = set(row.signals) if row.signals is not None else None
-        assertion = parse_assertion(strip_label(row.reference), row.testbench, allowed)
+        assertion = parse_assertion(row.reference, row.testbench, allowed)
     except SvaError as exc:
         return Excluded(row.name, exc.kind, " ".join(exc.message.split())[:300])
     tautology = is_tautology(assertion, SCAN_OPTIONS)

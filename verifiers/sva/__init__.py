@@ -48,12 +48,11 @@ PARTIAL_CREDIT = 0.4
 """Reward for one-way implication (FVEval's ``func_relaxed``), within §4.6's 0.3-0.5 range."""
 MAX_RESPONSE_CHARS = 20_000
 """Longer answers are not an assertion; refusing them early bounds parse time."""
-MAX_NESTING = 200
 """Deeper parenthesis nesting is rejected before the compiler sees it (recursion safety)."""
 _DETAIL_CHARS = 400
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _LABEL = re.compile(r"^[A-Za-z_]\w*\s*:\s*(?=assert\b)")
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _ASSERT = re.compile(r"(?:\b[A-Za-z_]\w*\s*:\s*)?\bassert\s+property\b", re.DOTALL)
 
 
@@ -95,16 +94,10 @@ def extract_assertion(response: str) -> str:
     if match is not None:
         end = _statement_end(text, match.end())
         text = text[match.start() : end]
-    text = strip_label(text)
+    text = _LABEL.sub("", text.strip(), count=1)  # the label names it; the checker ignores it
     if not text:
         raise SvaError("syntax", "no assertion found in the response")
     return text
-
-
-def strip_label(text: str) -> str:
-    """``text`` without a leading statement label (``asrt: assert property ...``): a label
-    names the assertion and does not change its meaning."""
-    return _LABEL.sub("", text.strip(), count=1)
 
 
 def _statement_end(text: str, start: int) -> int:
@@ -119,17 +112,6 @@ def _statement_end(text: str, start: int) -> int:
         elif char == ";" and depth <= 0:
             return index + 1
     return len(text)
-
-
-def _nesting(text: str) -> int:
-    depth = deepest = 0
-    for char in text:
-        if char in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in ")]}":
-            depth -= 1
-    return deepest
 
 
 def _context(reference: Any) -> tuple[str, str | None, tuple[str, ...] | None, tuple[Any, ...]]:
@@ -209,7 +191,6 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
     reading the whole response as the property."""
     try:
         ref_text, testbench, signals, widths = _context(reference)
-        ref_text = strip_label(ref_text)
         ref = _parse_reference(ref_text, testbench, signals, widths)
     except (ValueError, RecursionError) as exc:
         # A reference the checker cannot read is the task's fault, never the answer's.
@@ -218,10 +199,6 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
         return Score.invalid(f"the answer is longer than {MAX_RESPONSE_CHARS} characters")
     try:
         text = extract_assertion(response) if extract else response.strip()
-        if not text:
-            raise SvaError("syntax", "the candidate property is empty")
-        if _nesting(text) > MAX_NESTING:
-            raise SvaError("too_large", f"nesting deeper than {MAX_NESTING} levels")
         candidate = _parse(text, testbench, signals, widths)
     except SvaError as exc:
         return Score.invalid(f"{exc.kind}: {_short(exc.message)}", {"syntax": 0.0})
@@ -334,5 +311,4 @@ __all__ = [
     "SvaOptions",
     "extract_assertion",
     "score_pair",
-    "strip_label",
 ]
