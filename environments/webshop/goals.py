@@ -53,11 +53,7 @@ def synthetic_goals(products: Iterable[Product]) -> list[Goal]:
             option_text = f" with {option_text}" if option_text else ""
             goals.append(
                 {
-                    "asin": product.asin,
-                    "category": product.category,
-                    "query": product.query,
-                    "name": product.title,
-                    "product_category": product.product_category,
+                    **_about(product),
                     "instruction_text": f"{product.instruction}{option_text}{price_text}",
                     "attributes": list(product.instruction_attributes),
                     "price_upper": upper,
@@ -69,6 +65,17 @@ def synthetic_goals(products: Iterable[Product]) -> list[Goal]:
     for goal in goals:
         goal["weight"] = sum(1.0 / counts[a] for a in goal["attributes"]) / len(goal["attributes"])
     return goals
+
+
+def _about(product: Product) -> dict[str, Any]:
+    """The product's fields every goal carries, synthetic or human."""
+    return {
+        "asin": product.asin,
+        "category": product.category,
+        "query": product.query,
+        "name": product.title,
+        "product_category": product.product_category,
+    }
 
 
 def human_goals(
@@ -84,11 +91,7 @@ def human_goals(
             upper, price_text = price_clause(product)
             goals.append(
                 {
-                    "asin": product.asin,
-                    "category": product.category,
-                    "query": product.query,
-                    "name": product.title,
-                    "product_category": product.product_category,
+                    **_about(product),
                     "instruction_text": str(entry["instruction"]).strip(".") + price_text,
                     "attributes": attributes,
                     "price_upper": upper,
