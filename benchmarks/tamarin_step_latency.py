@@ -63,10 +63,10 @@ def main() -> None:
                 state = env.reset(0, ProofOptions(theory=theory, lemma=lemma)).state
                 token = client.reset(ENV, options={"theory": theory, "lemma": lemma}).state
                 assert token is not None
+                thy = provers().theories[theory]
+                backend = provers().backend(thy)
                 finished = False
                 while not finished:
-                    backend = provers().backend(provers().theories[theory])
-                    thy = provers().theories[theory]
                     path = path_to(state["proof"], state["focus"])
                     started = time.perf_counter()
                     method = backend.observe(thy, lemma, path).methods[0].text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from clients.http import EnvServerClient
@@ -80,7 +80,7 @@ class _Search:
     env_id: str
     config: MCTSConfig
     calls: int = 0
-    trace: dict[str, Any] | None = field(default=None)
+    trace: dict[str, Any] | None = None
 
     def expand(self, goal: Goal) -> float:
         """Expand ``goal`` with one ``expand`` call; returns its value estimate."""
