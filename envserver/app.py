@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator
@@ -66,9 +67,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.service = Service(settings, registry, executor, tokens, metrics)
         app.state.sandbox = sandbox
         metrics.registry.register(sandbox)
+        watchdog = asyncio.create_task(executor.watch(), name="pool-watchdog")
         try:
             yield
         finally:
+            watchdog.cancel()
             metrics.registry.unregister(sandbox)
             executor.close()
             sandbox.close()

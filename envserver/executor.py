@@ -3,23 +3,35 @@
 Each item is its own pool task so that a hung item is killed alone (pebble stops the worker and
 starts a fresh one) while the other items of its batch and other requests carry on. The event
 loop only schedules and awaits.
+
+Nothing one item carries may take the pool down: arguments are pickled here, before they reach
+the pool's scheduling thread, and results are pickled by the worker, so a value that cannot
+cross (too deep, not picklable) fails its own item alone. If the pool breaks anyway (its helper
+threads die, its fork server or channel fails), a watchdog replaces it: the items in flight end
+with ``error``, requests meanwhile answer ``Unavailable`` (503, retryable), and ``healthy``
+turns false if a replacement cannot be built, so an orchestrator restarts the process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import multiprocessing
+import pickle
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from pebble import ProcessExpired, ProcessPool
 
 T = TypeVar("T")
+log = logging.getLogger("envserver")
+_PICKLE = pickle.HIGHEST_PROTOCOL
 
 
 class Overloaded(Exception):
@@ -28,6 +40,18 @@ class Overloaded(Exception):
     def __init__(self, queued: int, limit: int, retry_after_s: int) -> None:
         super().__init__(f"{queued} items in flight; limit is {limit}")
         self.retry_after_s = retry_after_s
+
+
+class Unavailable(Exception):
+    """The pool broke and is being replaced; the caller should retry after ``retry_after_s``."""
+
+    def __init__(self, reason: str, retry_after_s: int) -> None:
+        super().__init__(reason)
+        self.retry_after_s = retry_after_s
+
+
+class PoolBroken(RuntimeError):
+    """Set on the items that were in flight in a pool that broke."""
 
 
 @dataclass(frozen=True)
@@ -51,8 +75,23 @@ class Outcome(Generic[T]):
     seconds: float = 0.0
 
 
+def invoke(payload: bytes) -> bytes:
+    """Worker side of a call: unpickle ``(fn, args)``, run it, pickle the result here, where a
+    result that cannot be pickled fails its own item (an exception the pool carries back)."""
+    fn, args = pickle.loads(payload)  # noqa: S301 - the server's own payload
+    result = fn(*args)
+    try:
+        return pickle.dumps(result, _PICKLE)
+    except (RecursionError, pickle.PicklingError, TypeError, AttributeError) as exc:
+        raise TypeError(
+            f"{getattr(fn, '__name__', fn)} returned a value that cannot be sent back: "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+
+
 class Executor:
-    """A pebble ``ProcessPool`` behind an asyncio interface with a bounded number of items."""
+    """A pebble ``ProcessPool`` behind an asyncio interface with a bounded number of items,
+    replaced by ``watch`` when it breaks."""
 
     def __init__(
         self,
@@ -62,61 +101,157 @@ class Executor:
         retry_after_s: int = 1,
         initializer: Callable[[], None] | None = None,
         preload: Sequence[str] = (),
+        max_rebuilds: int = 5,
     ) -> None:
         # forkserver: workers never inherit the server's threads or event loop, and restarts
         # after a kill fork from a process that has already imported the families.
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(list(preload))
+        self._context = multiprocessing.get_context("forkserver")
+        self._context.set_forkserver_preload(list(preload))
+        self._initializer = initializer
         self.workers = workers
         self.max_queue_items = max_queue_items
         self.retry_after_s = retry_after_s
+        self.max_rebuilds = max_rebuilds
         self.in_flight = 0
         self.timeouts = 0
         self.crashes = 0
-        self._pool = ProcessPool(max_workers=workers, initializer=initializer, context=context)
+        self.rebuilds = 0
+        self._failed_rebuilds = 0
+        self._broken_reason = ""
+        self._closed = False
+        self._futures: set[Future[bytes]] = set()
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPool:
+        return ProcessPool(
+            max_workers=self.workers, initializer=self._initializer, context=self._context
+        )
+
+    # --- health --------------------------------------------------------------------------------
+
+    def problem(self) -> str:
+        """Why the current pool cannot take work, or "" when it can. (pebble marks its pool
+        failed when one of its helper threads dies, or its workers or channel fail.)"""
+        return "" if self._pool.active else "the worker pool stopped working"
 
     @property
     def alive(self) -> bool:
-        """Whether the pool is running."""
-        return bool(self._pool.active)
+        """Whether the pool can take work now."""
+        return not self._closed and not self._broken_reason and not self.problem()
+
+    @property
+    def healthy(self) -> bool:
+        """False once the pool broke and could not be replaced: the process should restart."""
+        return self._failed_rebuilds < self.max_rebuilds
+
+    def live_workers(self) -> int:
+        """Worker processes alive now."""
+        manager = getattr(self._pool, "_pool_manager", None)
+        processes = getattr(getattr(manager, "worker_manager", None), "workers", {})
+        return sum(1 for process in list(processes.values()) if process.is_alive())
+
+    def check(self) -> bool:
+        """Replace the pool if it broke; True when a replacement was made. Items in flight in
+        the broken pool end with ``error``."""
+        if self._closed:
+            return False
+        reason = self._broken_reason or self.problem()
+        if not reason:
+            return False
+        log.error("worker pool broken: %s; replacing it", reason)
+        self._broken_reason = reason
+        old, stranded = self._pool, list(self._futures)
+        try:
+            self._pool = self._new_pool()
+        except Exception:
+            self._failed_rebuilds += 1
+            log.exception("could not start a new worker pool (%d failures)", self._failed_rebuilds)
+            return False
+        self.rebuilds += 1
+        self._failed_rebuilds = 0
+        self._broken_reason = ""
+        for future in stranded:
+            with contextlib.suppress(InvalidStateError):
+                future.set_exception(PoolBroken(reason))
+        threading.Thread(target=_stop, args=(old,), daemon=True, name="pool-stop").start()
+        return True
+
+    async def watch(self, interval_s: float = 0.25) -> None:
+        """Check the pool every ``interval_s`` until cancelled (runs for the app's lifetime)."""
+        while not self._closed:
+            self.check()
+            await asyncio.sleep(interval_s)
 
     def close(self) -> None:
         """Stop the workers; running items are abandoned."""
-        self._pool.stop()  # type: ignore[no-untyped-call]
-        self._pool.join(timeout=10)
+        self._closed = True
+        _stop(self._pool)
+
+    # --- work ----------------------------------------------------------------------------------
 
     def reserve(self, items: int) -> None:
-        """Admit ``items`` more or raise ``Overloaded``: checked before any work is scheduled,
-        so a refused request costs nothing."""
+        """Admit ``items`` more or raise ``Overloaded``/``Unavailable``: checked before any work
+        is scheduled, so a refused request costs nothing."""
+        if not self.alive:
+            self.check()
+        if not self.alive:
+            raise Unavailable(
+                self._broken_reason or self.problem() or "the worker pool is restarting",
+                self.retry_after_s,
+            )
         if self.in_flight + items > self.max_queue_items:
             raise Overloaded(self.in_flight + items, self.max_queue_items, self.retry_after_s)
 
     async def run(self, calls: Sequence[Call[T]]) -> list[Outcome[T]]:
-        """Run ``calls`` across the workers; outcomes in call order. Raises ``Overloaded``.
+        """Run ``calls`` across the workers; outcomes in call order. Raises ``Overloaded`` or
+        ``Unavailable``.
 
         Cancelling the awaiting task (a whole-request deadline) cancels the pending calls.
         """
         self.reserve(len(calls))
         self.in_flight += len(calls)
-        futures: list[Future[T]] = []
+        futures: list[Future[bytes] | Outcome[T]] = []
         try:
             started = time.perf_counter()
             for call in calls:
-                futures.append(self._pool.schedule(call.fn, args=call.args, timeout=call.timeout_s))
-            finished = await _all_done(futures)
+                futures.append(self._schedule(call))
+            pending = [f for f in futures if isinstance(f, Future)]
+            finished = iter(await _all_done(pending))
             return [
-                self._outcome(future, call, seconds - started)
-                for future, call, seconds in zip(futures, calls, finished, strict=True)
+                self._outcome(f, call, next(finished) - started) if isinstance(f, Future) else f
+                for f, call in zip(futures, calls, strict=True)
             ]
         finally:
             for future in futures:
-                future.cancel()
+                if isinstance(future, Future):
+                    future.cancel()
+                    self._futures.discard(future)
             self.in_flight -= len(calls)
 
-    def _outcome(self, future: Future[T], call: Call[T], seconds: float) -> Outcome[T]:
+    def _schedule(self, call: Call[T]) -> Future[bytes] | Outcome[T]:
+        try:
+            payload = pickle.dumps((call.fn, call.args), _PICKLE)
+        except (RecursionError, pickle.PicklingError, TypeError, AttributeError) as exc:
+            detail = f"the item cannot be sent to a worker: {type(exc).__name__}: {exc}"
+            return Outcome("error", detail=detail)
+        try:
+            future: Future[bytes] = self._pool.schedule(
+                invoke, args=(payload,), timeout=call.timeout_s
+            )
+        except RuntimeError as exc:  # the pool stopped between the check and now
+            self._broken_reason = str(exc)
+            return Outcome("error", detail=f"the worker pool broke ({exc})")
+        self._futures.add(future)
+        return future
+
+    def _outcome(self, future: Future[bytes], call: Call[T], seconds: float) -> Outcome[T]:
         error = future.exception()
         if error is None:
-            return Outcome("ok", value=future.result(), seconds=seconds)
+            try:
+                value: T = pickle.loads(future.result())  # noqa: S301 - our worker's bytes
+            except (RecursionError, pickle.UnpicklingError, EOFError) as exc:
+                return Outcome("error", detail=f"unreadable result: {exc}", seconds=seconds)
+            return Outcome("ok", value=value, seconds=seconds)
         if isinstance(error, TimeoutError):
             self.timeouts += 1
             detail = f"exceeded the {call.timeout_s:g} s limit; the worker was stopped"
@@ -125,8 +260,19 @@ class Executor:
             self.crashes += 1
             detail = f"the worker process died (exit code {error.exitcode})"
             return Outcome("error", detail=detail, seconds=seconds)
+        if isinstance(error, BrokenProcessPool):  # pebble aborted its items: replace the pool
+            self._broken_reason = self._broken_reason or str(error) or "the worker pool broke"
+        if isinstance(error, BrokenProcessPool | PoolBroken):
+            detail = f"the worker pool broke ({error})"
+            return Outcome("error", detail=detail, seconds=seconds)
         detail = f"{type(error).__name__}: {error}"
         return Outcome("error", detail=detail, raised=error, seconds=seconds)
+
+
+def _stop(pool: ProcessPool) -> None:
+    pool.stop()  # type: ignore[no-untyped-call]
+    with contextlib.suppress(Exception):
+        pool.join(timeout=10)
 
 
 async def _all_done(futures: Sequence[Future[Any]]) -> list[float]:

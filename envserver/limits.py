@@ -1,10 +1,18 @@
-"""Request body size limit, enforced before the body is parsed."""
+"""Request limits: the body's size (enforced before it is read) and its nesting depth (once it
+is parsed, for every route)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from envserver.problems import problem_response
+from envserver.problems import Problem, problem_response
+from envserver.wire import MAX_JSON_DEPTH
 
 
 class BodyLimitMiddleware:
@@ -65,3 +73,59 @@ class BodyLimitMiddleware:
             413, f"request body exceeds {self.max_bytes} bytes", kind="body-too-large"
         )
         await response(scope, receive, send)
+
+
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deeply ``value``'s lists and objects nest, counted up to ``limit + 1`` (the walk
+    stops there, so a hostile body costs no more than its first too-deep path)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest if isinstance(value, dict | list) else 0
+
+
+class LimitedRequest(Request):
+    """A request whose JSON body may nest at most ``MAX_JSON_DEPTH`` levels.
+
+    Deeper values cannot cross to the worker processes (pickling recurses per level) and no
+    family needs them, so they are refused here, once for every route, before any work.
+    """
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            body = await self.body()
+            try:
+                value = json.loads(body)
+            except RecursionError:
+                value = None
+                depth = MAX_JSON_DEPTH + 1
+            else:
+                depth = nesting_depth(value, MAX_JSON_DEPTH)
+            if depth > MAX_JSON_DEPTH:
+                raise Problem(
+                    422,
+                    f"the request body nests lists and objects deeper than {MAX_JSON_DEPTH} "
+                    "levels, the limit for every request",
+                    kind="too-deep",
+                )
+            self._json = value
+        return self._json
+
+
+class LimitedRoute(APIRoute):
+    """The route class of every router: its handlers read bodies through ``LimitedRequest``."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def limited(request: Request) -> Response:
+            return await handler(LimitedRequest(request.scope, request.receive))
+
+        return limited

@@ -20,12 +20,13 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import ConfigDict, Field, model_validator
 
+from envserver.limits import LimitedRoute
 from envserver.problems import Problem
 from envserver.registry import UnknownVerifier
 from envserver.service import Service
 from envserver.wire import VerifyItem, VerifyRequest, WireModel, WireReply
 
-router = APIRouter()
+router = APIRouter(route_class=LimitedRoute)
 
 
 class RewardRequest(WireModel):

@@ -16,8 +16,9 @@ PROBLEM_BASE = "https://envserver.dev/problems/"
 log = logging.getLogger("envserver")
 
 
-class Problem(Exception):
-    """Raise anywhere in a request to answer with a problem document."""
+class Problem(StarletteHTTPException):
+    """Raise anywhere in a request to answer with a problem document (an HTTP exception, so
+    FastAPI lets it through even from body parsing)."""
 
     def __init__(
         self,
@@ -28,11 +29,10 @@ class Problem(Exception):
         headers: dict[str, str] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(detail)
+        super().__init__(status, detail, headers or {})
         self.status = status
         self.detail = detail
         self.kind = kind or HTTPStatus(status).phrase.lower().replace(" ", "-")
-        self.headers = headers or {}
         self.extra = extra or {}
 
 
@@ -95,7 +95,7 @@ def install_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(Problem)
     async def _problem(_: Request, exc: Problem) -> JSONResponse:
         return problem_response(
-            exc.status, exc.detail, kind=exc.kind, headers=exc.headers, extra=exc.extra
+            exc.status, exc.detail, kind=exc.kind, headers=dict(exc.headers or {}), extra=exc.extra
         )
 
     @app.exception_handler(RequestValidationError)

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 import envserver
 from envserver.catalogue import env_info
+from envserver.limits import LimitedRoute
 from envserver.problems import Problem
 from envserver.service import Service
 from envserver.wire import (
@@ -28,7 +29,7 @@ from envserver.wire import (
     VerifyResponse,
 )
 
-router = APIRouter()
+router = APIRouter(route_class=LimitedRoute)
 ENV_PATH = "/v1/envs/{env_id:path}"
 
 
@@ -107,10 +108,24 @@ async def verify(body: VerifyRequest, request: Request) -> JSONReply:
     return JSONReply(await _service(request).verify(body))
 
 
-@router.get("/healthz", tags=["operations"])
-async def healthz() -> Health:
-    """Liveness: the process answers."""
-    return Health(status="ok", version=envserver.__version__)
+@router.get("/healthz", tags=["operations"], responses={503: {"model": Health}})
+async def healthz(request: Request, response: Response) -> Health:
+    """Liveness: the process answers and its worker pool works or is being replaced. 503 once a
+    broken pool could not be replaced: restart the process."""
+    service = _service(request)
+    executor = service.executor
+    healthy = executor.healthy
+    if not healthy:
+        response.status_code = 503
+    return Health(
+        status="ok" if healthy else "unavailable",
+        version=envserver.__version__,
+        detail="" if healthy else "the worker pool broke and could not be replaced",
+        pool_workers=executor.live_workers(),
+        in_flight=executor.in_flight,
+        envs=len(service.registry.envs),
+        sandbox=request.app.state.sandbox.isolation,
+    )
 
 
 @router.get("/readyz", tags=["operations"], responses={503: {"model": Health}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field, ValidationError
 
+from envserver.limits import LimitedRoute
 from envserver.problems import Problem
 from envserver.sandbox_fusion import RunCodeRequest, RunCodeResponse, to_response
 from envserver.sandbox_host import SandboxHost
@@ -13,7 +14,7 @@ from sandbox import languages
 from sandbox.model import Limits, RunRecord, RunRequest
 from sandbox.runner import MatrixRequest, MatrixResult
 
-router = APIRouter()
+router = APIRouter(route_class=LimitedRoute)
 
 
 class LanguageInfo(BaseModel):

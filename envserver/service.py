@@ -27,7 +27,7 @@ from environments.base import (
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
 from envserver import worker
 from envserver.config import Settings
-from envserver.executor import Call, Executor, Outcome, Overloaded
+from envserver.executor import Call, Executor, Outcome, Overloaded, Unavailable
 from envserver.metrics import Metrics
 from envserver.problems import Problem
 from envserver.registry import Registry, UnknownEnvironment, UnknownVerifier
@@ -169,6 +169,13 @@ class Service:
                 429,
                 f"the server is busy ({exc}); retry later",
                 kind="overloaded",
+                headers={"Retry-After": str(exc.retry_after_s)},
+            ) from None
+        except Unavailable as exc:
+            raise Problem(
+                503,
+                f"the worker pool is being replaced ({exc}); retry shortly",
+                kind="unavailable",
                 headers={"Retry-After": str(exc.retry_after_s)},
             ) from None
         except TimeoutError:

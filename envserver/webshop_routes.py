@@ -16,12 +16,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse
 
-from envserver.executor import Call, Overloaded
+from envserver.executor import Call, Overloaded, Unavailable
+from envserver.limits import LimitedRoute
 from envserver.problems import Problem
 from envserver.service import Service
 from envserver.wire import MAX_TOKEN_CHARS, ResetRequest, StepRequest, StepResponse
 
-router = APIRouter(prefix="/webshop", include_in_schema=False)
+router = APIRouter(prefix="/webshop", include_in_schema=False, route_class=LimitedRoute)
 
 ENV_ID = "webshop"
 MAX_QUERY_CHARS = 10_000
@@ -69,7 +70,7 @@ async def _page(service: Service, token: str, step: StepResponse | None) -> HTML
         outcomes = await service.executor.run(
             [Call(store_body, (state, token, answer), env.spec.timeout_s)]
         )
-    except Overloaded as exc:
+    except (Overloaded, Unavailable) as exc:
         return _error(f"the server is busy ({exc}); retry later", 429)
     outcome = outcomes[0]
     if outcome.value is None:

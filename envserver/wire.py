@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 MAX_SEED = 2**63 - 1  # equal to environments.task_id.MAX_SEED; kept here so clients stay light
 MAX_ACTION_CHARS = 1_000_000
 MAX_TOKEN_CHARS = 8_000_000
+MAX_JSON_DEPTH = 100
+"""How deeply lists and objects may nest in any request body (422 beyond)."""
 
 Status = Literal["ok", "invalid", "timeout", "error"]
 ItemStatus = Literal["ok", "timeout", "error"]
