@@ -6,7 +6,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from environments.math.tasks import MathTaskOptions, MathTasks
+from environments.math.family import MathTaskOptions, MathTasks
 from envserver.testing import LiveServer
 
 DIFFICULTIES = ("easy", "medium", "hard")

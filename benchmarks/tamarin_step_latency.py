@@ -48,8 +48,8 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["ENVSERVER_TAMARIN_RECORDINGS"] = str(args.recordings.resolve())
 
-    from environments.tamarin.env import ProofOptions, TamarinProofEnv
     from environments.tamarin.episode import path_to
+    from environments.tamarin.family import ProofOptions, TamarinProofEnv
     from environments.tamarin.provers import provers
 
     env = TamarinProofEnv()

@@ -86,7 +86,7 @@ def search_row(size: int, count: int, cache: str) -> dict[str, Any]:
 
 def step_throughput(episodes: int, clients: int) -> dict[str, float]:
     """Expert episodes over HTTP on the 10 k catalogue: steps per second and step p50/p99."""
-    from environments.webshop.env import WebShopEnv, WebShopOptions
+    from environments.webshop.family import WebShopEnv, WebShopOptions
 
     env = WebShopEnv()
     env.shop.index  # noqa: B018 - build or load it before the server's workers need it

@@ -6,9 +6,10 @@ step, task-id scoring and the ``max_attempts`` multi-turn option from ``SingleTu
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -39,41 +40,34 @@ class Task:
     verifier_options: dict[str, JSONValue] = field(default_factory=dict)
 
 
-class TaskFamily(Protocol):
-    """What a single-turn family provides. ``generate`` must be a pure function of its inputs."""
+class TaskFamily(ABC):
+    """What a single-turn family provides: its catalogue entry as plain class attributes, and a
+    pure generator (``benchmarks/plugins/letters.py`` is a whole family in one small file).
 
-    @property
-    def id(self) -> str:
-        """The environment id, e.g. ``math``."""
-        ...
+    ``id`` is the environment id (``math``, ``opt/knapsack``); ``version`` is part of every task
+    id: bump it whenever a seed would generate a different task; ``description`` is one
+    paragraph for the catalogue; ``options_model`` holds what selects a task besides its seed
+    (difficulty and the like); ``verifier`` scores responses against ``Task.reference``;
+    ``action_format`` tells the policy what to answer; ``observation_format`` is ``text`` or
+    ``chat``.
+    """
 
-    @property
-    def version(self) -> str:
-        """Bumped whenever a seed would generate a different task."""
-        ...
+    id: str
+    version: str
+    description: str
+    options_model: type[BaseModel]
+    verifier: Verifier
+    action_format: str
+    observation_format: Literal["text", "chat"] = "text"
 
-    @property
-    def description(self) -> str:
-        """One paragraph for the catalogue."""
-        ...
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """Options that determine the task (difficulty and the like)."""
-        ...
-
-    @property
-    def verifier(self) -> Verifier:
-        """The check that scores responses against ``Task.reference``."""
-        ...
-
+    @abstractmethod
     def generate(self, seed: int, options: Any) -> Task:
-        """The task that ``(seed, options)`` names."""
-        ...
+        """The task that ``(seed, options)`` names; the same arguments give an identical task
+        in every process."""
 
+    @abstractmethod
     def expert_response(self, task: Task) -> str:
         """A response that earns the full reward."""
-        ...
 
 
 class _AttemptOptions(BaseModel):
@@ -92,13 +86,7 @@ class SingleTurnEnvironment:
     """A ``TaskFamily`` served as an environment (satisfies ``Environment`` and
     ``SingleTurnScoring``)."""
 
-    def __init__(
-        self,
-        family: TaskFamily,
-        *,
-        action_format: str,
-        observation_format: Literal["text", "chat"] = "text",
-    ) -> None:
+    def __init__(self, family: TaskFamily) -> None:
         self._family = family
         options_model = create_model(
             f"{type(family).__name__}Options",
@@ -110,8 +98,8 @@ class SingleTurnEnvironment:
             family=family.id.split("/")[0],
             description=family.description,
             kind="single_turn",
-            action_format=action_format,
-            observation_format=observation_format,
+            action_format=family.action_format,
+            observation_format=family.observation_format,
             options_model=options_model,
             verifier=family.verifier.name,
             timeout_s=family.verifier.timeout_s,

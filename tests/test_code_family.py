@@ -22,10 +22,10 @@ from pydantic import BaseModel, ValidationError
 from environments.base import Environment
 from environments.code import ENVIRONMENTS
 from environments.code.arithmetic import primes_up_to
+from environments.code.family import CodeTask, CodeTaskOptions, CodeTasks, draw_problem
 from environments.code.kinds import KINDS
 from environments.code.problem import SIZES, Difficulty, Problem
 from environments.code.render import Format
-from environments.code.tasks import CodeTask, CodeTaskOptions, CodeTasks, draw_problem
 from environments.task_id import TaskId
 from sandbox.values import decode, encode
 

@@ -22,8 +22,8 @@ from pydantic import ValidationError
 import verifiers.math as math_verifier
 from environments.base import Environment, EpisodeFinished
 from environments.math import ENVIRONMENTS
+from environments.math.family import MathTaskOptions, MathTasks, draw_problem
 from environments.math.kinds import KINDS, Difficulty
-from environments.math.tasks import MathTaskOptions, MathTasks, draw_problem
 from environments.single_turn import Task
 from environments.task_id import TaskId
 from verifiers.math import VERIFIER, MathOptions, last_boxed
@@ -107,7 +107,7 @@ def test_same_seed_gives_identical_task_in_another_process() -> None:
     code = (
         "import json, sys\n"
         "from dataclasses import asdict\n"
-        "from environments.math.tasks import MathTaskOptions, MathTasks\n"
+        "from environments.math.family import MathTaskOptions, MathTasks\n"
         "family = MathTasks()\n"
         "tasks = [asdict(family.generate(seed, MathTaskOptions(difficulty=difficulty)))\n"
         f"         for difficulty in {DIFFICULTIES!r} for seed in range(60)]\n"

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import sandbox_fusion
 
-from environments.code.tasks import CodeTaskOptions, CodeTasks
+from environments.code.family import CodeTaskOptions, CodeTasks
 
 HAS_GXX = shutil.which("g++") is not None
 ADDER = "a, b = map(int, input().split())\nprint(a + b)"

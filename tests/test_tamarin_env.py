@@ -15,7 +15,7 @@ from clients.http import EnvServerClient
 from clients.proof_search import MCTSConfig, greedy, mcts
 from environments.base import EnvironmentInputError, EpisodeFinished, Expansion, StepResult
 from environments.tamarin import episode
-from environments.tamarin.env import ProofOptions, TamarinProofEnv
+from environments.tamarin.family import ProofOptions, TamarinProofEnv
 from environments.tamarin.provers import provers
 from environments.tamarin.replay import ReplayBackend
 from tests.conftest import TAMARIN_DATA

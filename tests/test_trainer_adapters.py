@@ -12,7 +12,7 @@ import pytest
 
 from clients.adapters.trl import RemoteReward, completion_text, environment_factory
 from clients.adapters.verl import RewardUnavailable, compute_score, compute_score_batch
-from environments.math.tasks import MathTaskOptions, MathTasks
+from environments.math.family import MathTaskOptions, MathTasks
 
 PROMPT = "<|user|>What is 6 times 7?<|assistant|>"
 CODE_LABEL = json.dumps(

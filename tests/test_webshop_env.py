@@ -12,7 +12,7 @@ import pytest
 from environments.base import EnvironmentInputError, EpisodeFinished
 from environments.webshop.catalogue import SyntheticCatalogue, parse_price, to_product
 from environments.webshop.engine import parse_action
-from environments.webshop.env import WebShopEnv, WebShopOptions
+from environments.webshop.family import WebShopEnv, WebShopOptions
 from environments.webshop.goals import PRICE_RANGE, split_goals
 from environments.webshop.loader import FileCatalogue
 from environments.webshop.search import Analyzer, SearchIndex

@@ -10,7 +10,7 @@ import pytest
 
 from environments.webshop import pages
 from environments.webshop.engine import EpisodeState
-from environments.webshop.env import WebShopOptions
+from environments.webshop.family import WebShopOptions
 from environments.webshop.pages import OBSERVATION_MODES, Page
 from tests.webshop_support import small_env
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from environments.webshop.env import WebShopOptions
+from environments.webshop.family import WebShopOptions
 from envserver.testing import LiveServer
 from tests.conftest import make_server
 from tests.webshop_support import server_env, small_config, small_env

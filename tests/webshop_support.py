@@ -6,7 +6,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from environments.webshop.env import WebShopEnv
+from environments.webshop.family import WebShopEnv
 from environments.webshop.shop import Shop, ShopConfig
 
 TEST_PRODUCTS = 2000

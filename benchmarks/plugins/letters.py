@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from environments.single_turn import SingleTurnEnvironment, Task
+from environments.single_turn import SingleTurnEnvironment, Task, TaskFamily
 from verifiers.base import Verifier
 from verifiers.score import Score
 
@@ -35,7 +35,7 @@ VERIFIER = Verifier(
 )
 
 
-class LetterTasks:
+class LetterTasks(TaskFamily):
     """Every seed asks for the same letter."""
 
     id = "bench/letters"
@@ -43,6 +43,7 @@ class LetterTasks:
     description = "Write the letter 'a' as often as you can (a learning check, not a task)."
     options_model = LetterOptions
     verifier = VERIFIER
+    action_format = "Any text."
 
     def generate(self, seed: int, options: Any) -> Task:
         return Task(prompt="Write the letter a, many times:", reference="a")
@@ -51,4 +52,4 @@ class LetterTasks:
         return "a" * WINDOW
 
 
-ENVIRONMENTS = (SingleTurnEnvironment(LetterTasks(), action_format="Any text."),)
+ENVIRONMENTS = (SingleTurnEnvironment(LetterTasks()),)

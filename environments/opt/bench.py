@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from environments.opt.catalog import bench_task_ids
-from environments.opt.family import VERSION
+from environments.opt.catalog import bench_task_ids, families
+from environments.opt.family import OptTaskFamily, OptTaskOptions
 from environments.opt.references import BENCH_REFERENCES, BUILD_BUDGET, digest
 from environments.opt.tasks import TASKS
 from environments.task_id import TaskId
@@ -29,10 +28,11 @@ from environments.task_id import TaskId
 def bench_instance(task_id: str) -> tuple[str, dict[str, Any]]:
     """The task key and the instance of a benchmark task id (generated, not solved)."""
     parsed = TaskId.parse(task_id)
-    name = parsed.env.removeprefix("opt/")
-    level = parsed.options["level"]
-    rng = random.Random(f"{parsed.env}@{VERSION}/{parsed.seed}/{level}")
-    return name, TASKS[name].generate(rng, level)  # type: ignore[arg-type]
+    family = families()[parsed.env]
+    if not isinstance(family, OptTaskFamily):
+        raise KeyError(f"{task_id}: benchmark task ids name single tasks")
+    level = OptTaskOptions.model_validate(parsed.options).level
+    return family.task.name, family.instance(parsed.seed, level)
 
 
 def solve_entry(task_id: str) -> tuple[str, dict[str, Any], float]:

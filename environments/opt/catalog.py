@@ -34,7 +34,8 @@ def task_for(task_id: str) -> Task:
 def bench_task_ids() -> list[str]:
     """The benchmark set: 100 bench-level instances per task, in task order."""
     return [
-        TaskId.format(f"opt/{name}", "1", seed, {"level": "bench"})
-        for name in TASKS
+        TaskId.format(family.id, family.version, seed, {"level": "bench"})
+        for family in families().values()
+        if isinstance(family, OptTaskFamily)
         for seed in BENCH_SEEDS
     ]

@@ -9,10 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from environments.opt.prompt import build_prompt
 from environments.opt.references import reference
-from environments.opt.task import Level, OptTask
-from environments.single_turn import Task
-from environments.task_id import TaskId
-from verifiers.base import Verifier
+from environments.opt.task import Instance, Level, OptTask
+from environments.single_turn import Task, TaskFamily
 from verifiers.opt import VERIFIER
 
 VERSION = "1"
@@ -36,45 +34,32 @@ class OptBenchOptions(OptTaskOptions):
     level: Level = Field("bench", description=OptTaskOptions.model_fields["level"].description)
 
 
-class OptTaskFamily:
+ACTION_FORMAT = "Reasoning, then a final line 'Answer: <solution>' in the task's submission format."
+
+
+class OptTaskFamily(TaskFamily):
     """One task: a seeded instance, its exact reference, the prompt (a ``TaskFamily``)."""
+
+    version = VERSION
+    options_model: type[BaseModel] = OptTaskOptions
+    verifier = VERIFIER
+    action_format = ACTION_FORMAT
 
     def __init__(self, task: OptTask) -> None:
         self.task = task
+        self.id = f"opt/{task.name}"
+        self.description = f"OPT-BENCH {task.original_key} ({task.category}): {task.description}"
 
-    @property
-    def id(self) -> str:
-        """``opt/<task>``."""
-        return f"opt/{self.task.name}"
-
-    @property
-    def version(self) -> str:
-        """Bumped whenever a seed would generate another instance."""
-        return VERSION
-
-    @property
-    def description(self) -> str:
-        """The catalogue paragraph."""
-        return f"OPT-BENCH {self.task.original_key} ({self.task.category}): {self.task.description}"
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """``OptTaskOptions``."""
-        return OptTaskOptions
-
-    @property
-    def verifier(self) -> Verifier:
-        """The OPT-BENCH check (``verifiers.opt``)."""
-        return VERIFIER
+    def instance(self, seed: int, level: Level) -> Instance:
+        """The instance ``(seed, level)`` names, without its reference."""
+        # A private generator seeded by a string: stable across processes and hash seeds.
+        return self.task.generate(random.Random(f"{self.id}@{VERSION}/{seed}/{level}"), level)
 
     def generate(self, seed: int, options: Any) -> Task:
         """The instance ``(seed, level)`` names, its prompt and its reference."""
         level: Level = options.level
-        # A private generator seeded by a string: stable across processes and hash seeds.
-        rng = random.Random(f"{self.id}@{VERSION}/{seed}/{level}")
-        instance = self.task.generate(rng, level)
-        task_id = TaskId.format(self.id, VERSION, seed, {"level": level})
-        solution = reference(self.task, task_id, instance)
+        instance = self.instance(seed, level)
+        solution = reference(self.task, instance)
         return Task(
             prompt=build_prompt(self.task, instance),
             reference={
@@ -97,41 +82,23 @@ class OptTaskFamily:
         return f"An optimal solution.\nAnswer: {task.reference['answer']}"
 
 
-class OptBenchFamily:
+class OptBenchFamily(TaskFamily):
     """All ten tasks in turn: seed ``s`` is task ``s % 10``'s seed ``s // 10``, so seeds
     0..999 at the bench level are the 1,000-instance benchmark set (100 per task)."""
 
+    id = "opt/bench"
+    version = VERSION
+    description = (
+        "OPT-BENCH: ten NP-hard optimisation tasks in five categories (selection, planning, "
+        "graph, partition, schedule), each seed one instance; seeds 0-999 at level 'bench' "
+        "are the benchmark set. Reward: quality ratio against the proven optimum."
+    )
+    options_model = OptBenchOptions
+    verifier = VERIFIER
+    action_format = ACTION_FORMAT
+
     def __init__(self, tasks: list[OptTask]) -> None:
         self.families = [OptTaskFamily(task) for task in tasks]
-
-    @property
-    def id(self) -> str:
-        """``opt/bench``."""
-        return "opt/bench"
-
-    @property
-    def version(self) -> str:
-        """Bumped with the task families."""
-        return VERSION
-
-    @property
-    def description(self) -> str:
-        """The catalogue paragraph."""
-        return (
-            "OPT-BENCH: ten NP-hard optimisation tasks in five categories (selection, planning, "
-            "graph, partition, schedule), each seed one instance; seeds 0-999 at level 'bench' "
-            "are the benchmark set. Reward: quality ratio against the proven optimum."
-        )
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """``OptBenchOptions``."""
-        return OptBenchOptions
-
-    @property
-    def verifier(self) -> Verifier:
-        """The OPT-BENCH check (``verifiers.opt``)."""
-        return VERIFIER
 
     def member(self, seed: int) -> tuple[OptTaskFamily, int]:
         """The task family and its seed that benchmark seed ``seed`` names."""
@@ -144,4 +111,4 @@ class OptBenchFamily:
 
     def expert_response(self, task: Task) -> str:
         """The reference solution in the required format."""
-        return f"An optimal solution.\nAnswer: {task.reference['answer']}"
+        return self.families[0].expert_response(task)

@@ -30,15 +30,16 @@ def digest(instance: Instance) -> str:
 
 @cache
 def _cached() -> dict[str, Any]:
+    """The cached entries by instance digest (the file is keyed by task id for people)."""
     if not BENCH_REFERENCES.exists():
         return {}
     entries: dict[str, Any] = json.loads(BENCH_REFERENCES.read_text())
-    return entries
+    return {entry["instance"]: entry for entry in entries.values()}
 
 
-def reference(task: OptTask, task_id: str, instance: Instance) -> Solution:
-    """The cached reference of ``task_id`` if it is for this instance, else a fresh solve."""
-    entry = _cached().get(task_id)
-    if entry is not None and entry["instance"] == digest(instance):
+def reference(task: OptTask, instance: Instance) -> Solution:
+    """The cached reference of this very instance if there is one, else a fresh solve."""
+    entry = _cached().get(digest(instance))
+    if entry is not None:
         return Solution(entry["answer"], float(entry["value"]), bool(entry["optimal"]))
     return task.solve(instance, ON_DEMAND_BUDGET)

@@ -10,16 +10,9 @@ from environments.single_turn import SingleTurnEnvironment
 from environments.sva.family import GeneratedFamily, Nl2SvaDataset
 from environments.sva.loader import DATA_ENV, data_dir
 
-_ACTION = (
-    "An SVA assertion, `assert property (@(posedge clk) ...);`, in a ```systemverilog fenced "
-    "block (the first block holding an assertion is read; bare text is read too)."
-)
-
 
 def _environments() -> tuple[SingleTurnEnvironment, ...]:
-    envs = [
-        SingleTurnEnvironment(GeneratedFamily(), action_format=_ACTION, observation_format="chat")
-    ]
+    envs = [SingleTurnEnvironment(GeneratedFamily())]
     try:
         folder = data_dir()
     except RuntimeError as exc:
@@ -32,8 +25,7 @@ def _environments() -> tuple[SingleTurnEnvironment, ...]:
         )
         return tuple(envs)
     for split in ("human", "machine"):
-        family = Nl2SvaDataset(split)
-        envs.append(SingleTurnEnvironment(family, action_format=_ACTION, observation_format="chat"))
+        envs.append(SingleTurnEnvironment(Nl2SvaDataset(split)))
     return tuple(envs)
 
 

@@ -7,12 +7,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from environments.base import EnvironmentInputError
-from environments.single_turn import Task
+from environments.single_turn import Task, TaskFamily
 from environments.sva.generator import LEVELS, GeneratedOptions, generate_task
 from environments.sva.loader import DataUnavailable, Split, dataset
 from environments.sva.prompt import fenced, nl2sva_prompt
-from environments.task_id import TaskId
-from verifiers.base import Verifier
 from verifiers.sva import NL2SVA
 
 VERSION = "1"
@@ -24,47 +22,36 @@ class DatasetOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Nl2SvaDataset:
+ACTION_FORMAT = (
+    "An SVA assertion, `assert property (@(posedge clk) ...);`, in a ```systemverilog fenced "
+    "block (the first block holding an assertion is read; bare text is read too)."
+)
+
+
+class Nl2SvaDataset(TaskFamily):
     """FVEval NL2SVA-Human or -Machine: seed ``s`` is served row ``s mod n`` (rows that do not
     parse or are tautologies are not served; ``environments.sva.loader`` reports them)."""
 
+    version = VERSION
+    options_model: type[BaseModel] = DatasetOptions
+    verifier = NL2SVA
+    action_format = ACTION_FORMAT
+    observation_format = "chat"
+
     def __init__(self, split: Split) -> None:
         self.split = split
-
-    @property
-    def id(self) -> str:
-        """``sva/nl2sva-human`` or ``sva/nl2sva-machine``."""
-        return f"sva/nl2sva-{self.split}"
-
-    @property
-    def version(self) -> str:
-        """Bumped whenever a seed would name another row."""
-        return VERSION
-
-    @property
-    def description(self) -> str:
-        """The catalogue paragraph."""
+        self.id = f"sva/nl2sva-{split}"
         what = (
             "79 human-written tasks over 13 testbenches (arbiters, FIFOs, RAM, counters, FSMs)"
-            if self.split == "human"
+            if split == "human"
             else "300 synthetic tasks over free signals sig_A..sig_J"
         )
-        return (
-            f"FVEval NL2SVA-{self.split.capitalize()}: {what}. Translate an English sentence "
+        self.description = (
+            f"FVEval NL2SVA-{split.capitalize()}: {what}. Translate an English sentence "
             "into an SVA assertion; scored by design-free property equivalence with the "
             "reference (1 equivalent, partial credit one-way, 0 otherwise). Needs "
             "ENVSERVER_NL2SVA_DATA."
         )
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """No options: the seed picks the row."""
-        return DatasetOptions
-
-    @property
-    def verifier(self) -> Verifier:
-        """``sva.nl2sva``."""
-        return NL2SVA
 
     def generate(self, seed: int, options: Any) -> Task:
         """The row seed ``seed`` names, its FVEval prompt and its reference."""
@@ -83,7 +70,6 @@ class Nl2SvaDataset:
                 "widths": None,
             },
             metadata={
-                "task_id": TaskId.format(self.id, VERSION, seed, {}),
                 "fveval_task": row.name,
                 "signals": list(row.mentioned),
             },
@@ -94,39 +80,22 @@ class Nl2SvaDataset:
         return fenced(task.reference["assertion"])
 
 
-class GeneratedFamily:
+class GeneratedFamily(TaskFamily):
     """Seeded NL2SVA-Machine-style tasks (``environments.sva.generator``)."""
 
-    @property
-    def id(self) -> str:
-        """``sva/generated``."""
-        return "sva/generated"
-
-    @property
-    def version(self) -> str:
-        """Bumped whenever a seed would generate another task."""
-        return VERSION
-
-    @property
-    def description(self) -> str:
-        """The catalogue paragraph."""
-        return (
-            "Generated NL2SVA tasks in NL2SVA-Machine's style: a random well-formed property "
-            "over sig_A..sig_J with declared widths, rendered to English by templates, with "
-            "bounded delays (##[m:n], |-> vs |=>) and liveness (s_eventually, strong(##[0:$]), "
-            f"until) over-represented; levels {', '.join(LEVELS)} (option 'level'). Every "
-            "reference parses and is neither a tautology nor vacuous."
-        )
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """``GeneratedOptions``: the level."""
-        return GeneratedOptions
-
-    @property
-    def verifier(self) -> Verifier:
-        """``sva.nl2sva``."""
-        return NL2SVA
+    id = "sva/generated"
+    version = VERSION
+    description = (
+        "Generated NL2SVA tasks in NL2SVA-Machine's style: a random well-formed property "
+        "over sig_A..sig_J with declared widths, rendered to English by templates, with "
+        "bounded delays (##[m:n], |-> vs |=>) and liveness (s_eventually, strong(##[0:$]), "
+        f"until) over-represented; levels {', '.join(LEVELS)} (option 'level'). Every "
+        "reference parses and is neither a tautology nor vacuous."
+    )
+    options_model = GeneratedOptions
+    verifier = NL2SVA
+    action_format = ACTION_FORMAT
+    observation_format = "chat"
 
     def generate(self, seed: int, options: Any) -> Task:
         """The task ``(seed, level)`` names."""
@@ -140,9 +109,6 @@ class GeneratedFamily:
                 "widths": None,
             },
             metadata={
-                "task_id": TaskId.format(
-                    self.id, VERSION, seed, {"level": options.level} if options.level else {}
-                ),
                 "level": generated.level,
                 "form": generated.form,
                 "widths": dict(generated.widths),

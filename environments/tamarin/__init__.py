@@ -1,5 +1,5 @@
 """The ``tamarin`` family: proof search in the Tamarin security-protocol prover."""
 
-from environments.tamarin.env import TamarinProofEnv
+from environments.tamarin.family import TamarinProofEnv
 
 ENVIRONMENTS = (TamarinProofEnv(),)

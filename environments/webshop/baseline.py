@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from environments.webshop.env import WebShopEnv, WebShopOptions
+from environments.webshop.family import WebShopEnv, WebShopOptions
 from environments.webshop.search import Analyzer
 
 _PRICE_CLAUSE = re.compile(r",? and price lower than ([\d.]+) dollars")

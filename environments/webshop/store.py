@@ -8,7 +8,7 @@ from typing import Any
 
 from environments.base import JSONValue
 from environments.webshop.engine import EpisodeState
-from environments.webshop.env import WebShopEnv
+from environments.webshop.family import WebShopEnv
 from environments.webshop.pages import render_html_body
 
 SEARCH_BOX = (

@@ -1,4 +1,5 @@
-"""``CodeTasks``: the code task family (seeded programming problems with hidden tests)."""
+"""``CodeTasks``: the code family (seeded programming problems with hidden tests, run in the
+sandbox)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from environments.code import render
 from environments.code.kinds import KINDS
 from environments.code.problem import SIZES, Args, Difficulty, Problem, Size
 from environments.code.render import Case, Format, Language
-from environments.single_turn import Task
-from verifiers.base import Verifier
+from environments.single_turn import Task, TaskFamily
 from verifiers.code import VERIFIER
 
 FAMILY_ID = "code"
@@ -109,40 +109,26 @@ def resolve_format(seed: int, options: CodeTaskOptions) -> Format:
     return random.Random(f"{FAMILY_ID}@{VERSION}/{seed}/format").choice(FORMATS)
 
 
-class CodeTasks:
+class CodeTasks(TaskFamily):
     """Seeded programming problems with hidden tests (a ``TaskFamily``)."""
 
-    @property
-    def id(self) -> str:
-        """The environment id."""
-        return FAMILY_ID
-
-    @property
-    def version(self) -> str:
-        """Part of every task id; bump it whenever a seed would give a different task."""
-        return VERSION
-
-    @property
-    def description(self) -> str:
-        """The catalogue paragraph."""
-        return (
-            f"Procedurally generated programming problems ({len(KINDS)} kinds: list and string "
-            "processing, brackets, run-length encoding, anagrams, primes, gcd/lcm, binary "
-            "search, subarrays, matrices) with hidden tests, in three test formats: a program "
-            "on standard input (Python or C++), a Python function called on arguments, or a "
-            "Python function checked by assert statements. Scored in the sandbox by the "
-            "'code' verifier: the fraction of hidden tests passed."
-        )
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """``CodeTaskOptions``."""
-        return CodeTaskOptions
-
-    @property
-    def verifier(self) -> Verifier:
-        """The sandboxed test runner (``verifiers.code``)."""
-        return VERIFIER
+    id = FAMILY_ID
+    version = VERSION
+    description = (
+        f"Procedurally generated programming problems ({len(KINDS)} kinds: list and string "
+        "processing, brackets, run-length encoding, anagrams, primes, gcd/lcm, binary "
+        "search, subarrays, matrices) with hidden tests, in three test formats: a program "
+        "on standard input (Python or C++), a Python function called on arguments, or a "
+        "Python function checked by assert statements. Scored in the sandbox by the "
+        "'code' verifier: the fraction of hidden tests passed."
+    )
+    options_model = CodeTaskOptions
+    verifier = VERIFIER
+    action_format = (
+        "The solution in a single fenced code block (```python or, for C++ tasks, ```cpp) in "
+        "the form the prompt asks for: a whole program that reads standard input, or a Python "
+        "function with the given name and signature."
+    )
 
     def generate(self, seed: int, options: Any) -> CodeTask:
         """The task ``(seed, options)`` names; the same arguments give an identical task in

@@ -1,4 +1,5 @@
-"""``MathTasks``: the math task family (procedural problems, math-verify scoring)."""
+"""``MathTasks``: the math family (seeded procedural problems with exact answers, scored by
+math-verify)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from environments.math.kinds import KINDS, Difficulty
 from environments.math.problem import Problem
-from environments.single_turn import Task
-from verifiers.base import Verifier
+from environments.single_turn import Task, TaskFamily
 from verifiers.math import VERIFIER
 
 FAMILY_ID = "math"
@@ -41,38 +41,23 @@ class MathTaskOptions(BaseModel):
     )
 
 
-class MathTasks:
+class MathTasks(TaskFamily):
     """Seeded procedural math problems with exact answers (a ``TaskFamily``)."""
 
-    @property
-    def id(self) -> str:
-        """The environment id."""
-        return FAMILY_ID
-
-    @property
-    def version(self) -> str:
-        """Part of every task id; bump it whenever a seed would give a different task."""
-        return VERSION
-
-    @property
-    def description(self) -> str:
-        """The catalogue paragraph."""
-        return (
-            "Procedurally generated math problems with exact answers, at three difficulties: "
-            "arithmetic, fractions and percentages; equations, systems, series and number "
-            "theory; quadratics, calculus, counting and modular arithmetic. The final answer "
-            "goes in \\boxed{} and is checked for mathematical equivalence with math-verify."
-        )
-
-    @property
-    def options_model(self) -> type[BaseModel]:
-        """``MathTaskOptions``."""
-        return MathTaskOptions
-
-    @property
-    def verifier(self) -> Verifier:
-        """The math-verify equivalence check (``verifiers.math``)."""
-        return VERIFIER
+    id = FAMILY_ID
+    version = VERSION
+    description = (
+        "Procedurally generated math problems with exact answers, at three difficulties: "
+        "arithmetic, fractions and percentages; equations, systems, series and number "
+        "theory; quadratics, calculus, counting and modular arithmetic. The final answer "
+        "goes in \\boxed{} and is checked for mathematical equivalence with math-verify."
+    )
+    options_model = MathTaskOptions
+    verifier = VERIFIER
+    action_format = (
+        "Text that ends with the final answer in \\boxed{}; any mathematically equivalent form "
+        "(fraction, decimal, surd, set of roots) is accepted."
+    )
 
     def generate(self, seed: int, options: Any) -> Task:
         """The task ``(seed, options)`` names; the same arguments give an identical task in
