@@ -39,7 +39,7 @@ class LiveServer:
             "ENVSERVER_PORT": str(self.port),
             "ENVSERVER_DATA_DIR": str(workdir / "data"),
             "ENVSERVER_LOG_LEVEL": "warning",
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             **env,
         }
         self.process: subprocess.Popen[bytes] | None = None

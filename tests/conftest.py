@@ -20,7 +20,13 @@ os.environ.setdefault("ENVSERVER_TAMARIN_RECORDINGS", str(TAMARIN_DATA))
 # The sva family serves FVEval's NL2SVA sets from here.
 os.environ.setdefault("ENVSERVER_NL2SVA_DATA", str(SHARED / "data" / "nl2sva"))
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
-TEST_PLUGINS = {"ENVSERVER_PLUGINS": "tests.plugins.faulty", "ENVSERVER_POOL_WORKERS": "2"}
+# Plugins the caller configured (tests/test_guide.py runs the contract tests on its own) stay.
+TEST_PLUGINS = {
+    "ENVSERVER_PLUGINS": ",".join(
+        filter(None, ["tests.plugins.faulty", os.environ.get("ENVSERVER_PLUGINS")])
+    ),
+    "ENVSERVER_POOL_WORKERS": "2",
+}
 
 
 def make_server(workdir: Path, **env: str) -> LiveServer:

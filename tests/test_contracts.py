@@ -116,8 +116,12 @@ def _dump_in_fresh_process(env_id: str) -> list[str]:
         env={
             "PYTHONHASHSEED": "12345",
             "PATH": "/usr/bin:/bin",
-            # The families' data configuration, and nothing else of this process.
-            **{k: v for k, v in os.environ.items() if k.startswith("ENVSERVER_")},
+            # The families' data configuration and plugin path, and nothing else of this process.
+            **{
+                k: v
+                for k, v in os.environ.items()
+                if k.startswith("ENVSERVER_") or k == "PYTHONPATH"
+            },
         },
     ).stdout
     result: list[str] = json.loads(output)
