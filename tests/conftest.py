@@ -1,24 +1,23 @@
-"""Shared fixtures: a real uvicorn server on loopback, started as its own process."""
+"""Shared fixtures: a real uvicorn server on loopback, started as its own process.
+
+Everything the tests read ships with the project: the families' data inside the package
+(``environments/*/data``), test-only fixtures under ``tests/fixtures``.
+"""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from envserver.testing import ROOT, LiveServer
+from envserver.testing import LiveServer
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.runner import Sandbox
 
-SHARED = ROOT.parent / "shared"
-TAMARIN_DATA = SHARED / "data" / "tamarin"
-# The tamarin family replays recorded real-Tamarin runs here (no prover binary in CI); every
-# process the tests start (servers, workers) inherits this.
-os.environ.setdefault("ENVSERVER_TAMARIN_RECORDINGS", str(TAMARIN_DATA))
-# The sva family serves FVEval's NL2SVA sets from here.
-os.environ.setdefault("ENVSERVER_NL2SVA_DATA", str(SHARED / "data" / "nl2sva"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TAMARIN_BATCH = FIXTURES / "tamarin" / "batch"
+"""Recorded tamarin-prover batch runs (GPL-3.0 data, see its README)."""
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
 TEST_PLUGINS = {"ENVSERVER_PLUGINS": "tests.plugins.faulty", "ENVSERVER_POOL_WORKERS": "2"}
 
