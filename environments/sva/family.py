@@ -6,16 +6,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from environments.base import EnvironmentInputError
+from environments.base import EnvironmentUnavailable
 from environments.single_turn import Task
 from environments.sva.generator import LEVELS, GeneratedOptions, generate_task
-from environments.sva.loader import DataUnavailable, Split, dataset
+from environments.sva.loader import DATA_ENV, DataUnavailable, Split, dataset
 from environments.sva.prompt import fenced, nl2sva_prompt
 from environments.task_id import TaskId
-from verifiers.base import Verifier
+from verifiers.base import Unavailable, Verifier
 from verifiers.sva import NL2SVA
 
 VERSION = "1"
+_DATA_FIX = f"check the files {DATA_ENV} names, or unset it to serve the packaged sets"
 
 
 class DatasetOptions(BaseModel):
@@ -52,8 +53,7 @@ class Nl2SvaDataset:
         return (
             f"FVEval NL2SVA-{self.split.capitalize()}: {what}. Translate an English sentence "
             "into an SVA assertion; scored by design-free property equivalence with the "
-            "reference (1 equivalent, partial credit one-way, 0 otherwise). Needs "
-            "ENVSERVER_NL2SVA_DATA."
+            "reference (1 equivalent, partial credit one-way, 0 otherwise)."
         )
 
     @property
@@ -70,8 +70,8 @@ class Nl2SvaDataset:
         """The row seed ``seed`` names, its FVEval prompt and its reference."""
         try:
             rows = dataset(self.split).rows
-        except DataUnavailable as exc:
-            raise EnvironmentInputError(str(exc)) from None
+        except DataUnavailable as exc:  # the server's data, not the caller's input
+            raise EnvironmentUnavailable(Unavailable(str(exc), _DATA_FIX)) from None
         row = rows[seed % len(rows)]
         human = self.split == "human"
         return Task(
