@@ -88,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         description=DESCRIPTION,
         lifespan=lifespan,
         static_url=DOCS_ASSETS,
+        swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from swagger.io
     )
     app.state.catalogue = build_catalogue(registry)
     install_problem_handlers(app)

@@ -24,7 +24,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import ConfigDict, Field, model_validator
 
-from envserver.problems import Problem
+from envserver.problems import Problem, problem_responses
 from envserver.service import Service
 from envserver.wire import VerifyItem, VerifyRequest, VerifyResult, WireModel, WireReply
 from verifiers.score import BAD_REFERENCE, FAILURE_KIND
@@ -77,7 +77,11 @@ def _bad_label(result: VerifyResult | None) -> bool:
     return result is None or result.extra.get(FAILURE_KIND) == BAD_REFERENCE
 
 
-@router.post("/openrlhf/{verifier}/get_reward", tags=["compatibility"])
+@router.post(
+    "/openrlhf/{verifier}/get_reward",
+    tags=["compatibility"],
+    responses=problem_responses(400, 401, 404, 413, 415, 422, 429, 503, 504),
+)
 async def get_reward(verifier: str, body: RewardRequest, request: Request) -> RewardResponse:
     """Score OpenRLHF samples with ``verifier``; query parameters are its options."""
     service: Service = request.app.state.service

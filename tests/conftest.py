@@ -34,6 +34,31 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         yield server
 
 
+RESTRICTED_KEY = "tester:restricted-key-0123"
+RESTRICTED = {
+    # API keys; FVEval data where there is none and a backend that needs an absent binary (so
+    # the sva sets and, without Tamarin here, tamarin/proof are disabled); a docker sandbox
+    # where no engine runs (unavailable); tight limits, so 413, 429 and 504 are easy to reach.
+    "ENVSERVER_API_KEYS": RESTRICTED_KEY,
+    "ENVSERVER_NL2SVA_DATA": "/nonexistent/nl2sva",
+    "ENVSERVER_TAMARIN_BACKEND": "interactive",
+    "ENVSERVER_SANDBOX_BACKEND": "docker",
+    "ENVSERVER_POOL_WORKERS": "1",
+    "ENVSERVER_MAX_QUEUE_ITEMS": "3",
+    "ENVSERVER_MAX_BATCH_ITEMS": "8",
+    "ENVSERVER_MAX_BODY_BYTES": "65536",
+    "ENVSERVER_REQUEST_TIMEOUT_S": "1",
+}
+
+
+@pytest.fixture(scope="session")
+def restricted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A second server configured to refuse: keys required (``RESTRICTED_KEY``), families
+    disabled, no sandbox, tight limits."""
+    with make_server(tmp_path_factory.mktemp("restricted"), **RESTRICTED) as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def base_url(live_server: LiveServer) -> str:
     """The shared server's URL."""
