@@ -29,6 +29,7 @@ from envserver.service import Service
 from envserver.tokens import StateTokens
 from envserver.webshop_routes import router as webshop_router
 
+log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
 
 Episodes live in signed **state tokens** the client carries; single-turn tasks are named by
@@ -91,6 +92,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from swagger.io
     )
     app.state.catalogue = build_catalogue(registry)
+    for entry in app.state.catalogue.disabled:
+        log.warning(
+            "%s is not served here: %s; to enable it: %s", entry.name, entry.reason, entry.fix
+        )
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(sandbox_router)

@@ -110,9 +110,7 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
     if module is None:
         return
     unavailable: dict[str, Unavailable] = getattr(module, "UNAVAILABLE", {})
-    for name, why in unavailable.items():
-        registry.disabled[name] = why
-        log.warning("%s disabled: %s", name, why)
+    registry.disabled.update(unavailable)
     checks = [getattr(module, "VERIFIER", None), *getattr(module, "VERIFIERS", ())]
     for verifier in checks:
         if isinstance(verifier, Verifier):
