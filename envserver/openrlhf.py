@@ -7,6 +7,8 @@ options may be given as query parameters (``?reward=all``). ``query`` is prompt 
 the prompt is stripped as a prefix. A label is the reference; for a verifier whose references
 are structured (``code``'s hidden tests), a label is that reference as JSON text.
 
+Every answer's ``extra_logs`` has the same keys: the verifier's declared components (0.0 where a
+score lacks one), ``valid`` and ``bad_label`` (OpenRLHF merges the samples' logs key by key).
 Each sample is handled on its own. A sample whose label cannot be used as a reference (empty,
 unparsable, not the verifier's JSON) is a data error that no retry can fix: it gets reward 0
 and is flagged with ``extra_logs["bad_label"] = 1``, and the other samples keep their rewards.
@@ -114,10 +116,12 @@ async def get_reward(verifier: str, body: RewardRequest, request: Request) -> Re
             headers={"Retry-After": "1"},
         )
     rewards = [0.0 if r is None or r.reward is None else r.reward for r in results]
-    names = sorted({name for r in results if r is not None for name in r.components})
+    # The same keys for every sample (the verifier's declared components, 0.0 where a score
+    # lacks one): OpenRLHF sends one sample per request and merges their logs key by key, so a
+    # key some samples lack breaks its batch.
     logs = {
         name: [r.components.get(name, 0.0) if r is not None else 0.0 for r in results]
-        for name in names
+        for name in check.components
     }
     logs["valid"] = [float(r is not None and r.status == "ok") for r in results]
     logs["bad_label"] = [float(_bad_label(r)) for r in results]

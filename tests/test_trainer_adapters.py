@@ -82,6 +82,12 @@ def test_openrlhf_mixed_batch_flags_bad_labels_and_keeps_the_good_rewards(base_u
     assert data["extra_logs"]["bad_label"] == [0.0, 1.0, 1.0, 0.0]
     assert data["extra_logs"]["valid"] == [1.0, 0.0, 0.0, 0.0]  # the last has no answer
     assert data["extra_logs"]["correct"] == [1.0, 0.0, 0.0, 0.0]
+    # One sample per request, as OpenRLHF sends them: every answer logs the same keys.
+    keys = set()
+    for query, label in (("\\boxed{42}", "42"), ("no answer", "42"), ("\\boxed{1}", "")):
+        one = _get_reward(base_url, "math", {"query": [query], "labels": [label]}).json()
+        keys.add(frozenset(one["extra_logs"]))
+    assert keys == {frozenset({"correct", "valid", "bad_label"})}
     # A label that is not the JSON a structured verifier's references are: the same.
     code = {"query": ["```python\ndef f(x):\n    return 2 * x\n```"] * 2}
     reply = _get_reward(base_url, "code", {**code, "labels": ["not json", CODE_LABEL]})
@@ -216,6 +222,8 @@ def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.Monk
 
     wrong, right = asyncio.run(play())
     assert not wrong["done"] and wrong["environment_feedback"]
+    # Every step logs the same keys, so OpenRLHF can merge the samples' logs.
+    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "correct"}  # type: ignore[arg-type]
     assert float(wrong["rewards"]) == 0.0  # type: ignore[arg-type]
     assert right["done"] and torch.equal(right["rewards"], torch.tensor(1.0))
     # A JSON label names the episode by seed and options instead.
