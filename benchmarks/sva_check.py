@@ -6,33 +6,32 @@ and p50/p99 latency of ``check_equivalence`` (targets: p50 < 20 ms, p99 < 500 ms
 pairs of the subset yosys accepts through the SymbiYosys path (BMC, smtbmc + Z3) and prints
 the speed-up at the median on those same pairs (target >= 20x), and the verdicts' agreement.
 
-    python -m benchmarks.sva_check [--sby-pairs 20] [--data ../shared/data/nl2sva]
+    python -m benchmarks.sva_check [--sby-pairs 20] [--data nl2sva_machine.csv]
+
+The packaged NL2SVA-Machine set by default (or ENVSERVER_NL2SVA_DATA's, as the server reads it).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from pathlib import Path
 
 from benchmarks.common import median, percentile
-from environments.sva.loader import DATA_ENV, load
+from environments.sva.loader import load, source
 from environments.sva.mutants import mutants
 from verifiers.sva import symbiyosys as sby
 from verifiers.sva.api import Assertion, CheckOptions, SvaError, check_equivalence, parse_assertion
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "nl2sva"
 
 
 def main() -> None:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get(DATA_ENV, DEFAULT_DATA)))
+    parser.add_argument("--data", type=Path, help="an NL2SVA-Machine CSV (plain, .gz or .xz)")
     parser.add_argument("--sby-pairs", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=5.0)
     args = parser.parse_args()
-    rows = load("machine", args.data).rows
+    rows = load("machine", args.data or source("machine")).rows
     options = CheckOptions(timeout_s=args.timeout)
     testbench = rows[0].testbench
     allowed = {f"sig_{c}" for c in "ABCDEFGHIJ"}

@@ -8,31 +8,41 @@ worker-pool hop and the signed state token). The replay backend answers in micro
 HTTP overhead is also put against what a real prover spends per step, measured from the
 recorded transcripts' own request times. Target (issue 6): overhead under 20%.
 
-    .venv/bin/python -m benchmarks.tamarin_step_latency [--recordings ../shared/data/tamarin]
+    .venv/bin/python -m benchmarks.tamarin_step_latency [--recordings MORE_RECORDINGS]
+
+The packaged recordings are always served; ``--recordings`` adds more (as
+ENVSERVER_TAMARIN_RECORDINGS does).
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import time
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from benchmarks.common import median, percentile, server
 from clients.http import EnvServerClient
+from environments.datafiles import open_text
+from environments.tamarin.provers import RECORDINGS, RECORDINGS_ENV
 
 ENV = "tamarin/proof"
 
 
-def _recorded_step_seconds(recordings: Path) -> dict[str, float]:
+def _recorded_step_seconds(recordings: list[Traversable]) -> dict[str, float]:
     """Seconds a real Tamarin server spent per method application in each greedy transcript:
     all its requests' time over the number of applications."""
     costs: dict[str, float] = {}
-    for path in sorted(recordings.glob("*_interactive_greedy.jsonl*")):
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rt") as lines:
+    transcripts = [
+        path
+        for folder in recordings
+        for path in sorted(folder.iterdir(), key=lambda p: p.name)
+        if "_interactive_greedy.jsonl" in path.name
+    ]
+    for path in transcripts:
+        with open_text(path) as lines:
             records = [json.loads(line) for line in lines]
         applications = sum("/main/method/" in r["path"] for r in records)
         costs[path.name.split("_interactive")[0]] = (
@@ -43,10 +53,13 @@ def _recorded_step_seconds(recordings: Path) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recordings", type=Path, default=Path("../shared/data/tamarin"))
+    parser.add_argument("--recordings", type=Path, help="a folder of more recordings")
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    os.environ["ENVSERVER_TAMARIN_RECORDINGS"] = str(args.recordings.resolve())
+    recordings: list[Traversable] = [RECORDINGS]
+    if args.recordings is not None:
+        os.environ[RECORDINGS_ENV] = str(args.recordings.resolve())
+        recordings.append(args.recordings)
 
     from environments.tamarin.episode import path_to
     from environments.tamarin.family import ProofOptions, TamarinProofEnv
@@ -101,7 +114,7 @@ def main() -> None:
         f"{median(http_ms) / median(direct_ms):.1f}x the replayed step"
     )
     print("against a real prover's step (recorded Tamarin 1.8.0 request time per application):")
-    for theory, seconds in _recorded_step_seconds(args.recordings).items():
+    for theory, seconds in _recorded_step_seconds(recordings).items():
         print(
             f"  {theory:<16} {seconds * 1000:>8.1f} ms per step -> overhead "
             f"{100 * overhead / (seconds * 1000):5.1f}%"

@@ -58,17 +58,20 @@ ApiKey = Annotated[
         "--api-key",
         envvar="ENVSERVER_API_KEY",
         help="Bearer API key, if the server requires one.",
-        show_default=False,
+        show_default="none",
     ),
 ]
-JsonOutput = Annotated[bool, typer.Option("--json", help="Print the wire JSON of the answer.")]
+JsonOutput = Annotated[
+    bool,
+    typer.Option("--json", help="Print the wire JSON of the answer.", show_default="off"),
+]
 Options = Annotated[
     list[str] | None,
     typer.Option(
         "--option",
         "-o",
         help="An option as KEY=VALUE (VALUE is JSON if it parses, else a string); repeatable.",
-        show_default=False,
+        show_default="the environment's or verifier's defaults",
     ),
 ]
 
@@ -147,9 +150,11 @@ def _show_catalogue(catalogue: Catalogue) -> None:
     for check in catalogue.verifiers:
         typer.echo(f"  {check.name + '@' + check.version:<24} {_first_sentence(check.description)}")
     if catalogue.disabled:
-        typer.echo("disabled:")
+        typer.echo("disabled (not served here):")
         for family in catalogue.disabled:
             typer.echo(f"  {family.name:<24} {family.reason}")
+            if family.fix:
+                typer.echo(f"  {'':<24} to enable: {family.fix}")
 
 
 def _show_env(env: EnvInfo) -> None:
@@ -215,30 +220,51 @@ def serve(
     *,
     host: Annotated[
         str | None,
-        typer.Option(help="Bind address; overrides ENVSERVER_HOST.", show_default=False),
+        typer.Option(
+            help="Bind address; overrides ENVSERVER_HOST.",
+            show_default="ENVSERVER_HOST, else 127.0.0.1",
+        ),
     ] = None,
     port: Annotated[
         int | None,
-        typer.Option(help="Port; overrides ENVSERVER_PORT.", show_default=False, min=0, max=65535),
+        typer.Option(
+            help="Port; overrides ENVSERVER_PORT.",
+            show_default="ENVSERVER_PORT, else 8000",
+            min=0,
+            max=65535,
+        ),
     ] = None,
 ) -> None:
-    """Run the server (settings from ENVSERVER_* variables; see envserver.config)."""
+    """Run the server (settings from ENVSERVER_* variables; see envserver.config). A setting
+    that cannot be used is one ``error:`` line and exit code 2."""
     # The server's dependencies load only here, so the client commands stay light.
     from envserver.app import run  # noqa: PLC0415
-    from envserver.config import Settings  # noqa: PLC0415
+    from envserver.config import ConfigError, Settings  # noqa: PLC0415
 
     overrides: dict[str, Any] = {}
     if host is not None:
         overrides["host"] = host
     if port is not None:
         overrides["port"] = port
-    run(Settings(**overrides))
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        _fail("; ".join(_setting_error(e) for e in exc.errors()), EXIT_USAGE)
+    try:
+        run(settings)
+    except ConfigError as exc:
+        _fail(str(exc), EXIT_USAGE)
+
+
+def _setting_error(error: Any) -> str:
+    name = "_".join(str(part) for part in error["loc"]).upper()
+    return f"ENVSERVER_{name}: {error['msg']}"
 
 
 @app.command()
 def envs(
     env_id: Annotated[
-        str | None, typer.Argument(help="Show this environment only.", show_default=False)
+        str | None, typer.Argument(help="Show this environment only.", show_default="all")
     ] = None,
     *,
     url: Url = DEFAULT_URL,
@@ -260,12 +286,12 @@ def reset(
     env_id: Annotated[str, typer.Argument(help="Environment id, e.g. math.")],
     *,
     seed: Annotated[
-        int | None, typer.Option(help="Task seed (random if omitted).", min=0, show_default=False)
+        int | None, typer.Option(help="Task seed.", min=0, show_default="random")
     ] = None,
     option: Options = None,
     task_id: Annotated[
         str | None,
-        typer.Option(help="Replay this task (instead of --seed/--option).", show_default=False),
+        typer.Option(help="Replay this task (instead of --seed/--option).", show_default="none"),
     ] = None,
     url: Url = DEFAULT_URL,
     api_key: ApiKey = None,
@@ -305,23 +331,27 @@ def verify(
     *,
     verifier: Annotated[
         str | None,
-        typer.Option(help="Verifier name, with --reference.", show_default=False),
+        typer.Option(help="Verifier name, with --reference.", show_default="none"),
     ] = None,
     reference: Annotated[
-        str | None, typer.Option(help="Reference answer (a string).", show_default=False)
+        str | None, typer.Option(help="Reference answer (a string).", show_default="none")
     ] = None,
     reference_json: Annotated[
         str | None,
-        typer.Option(help="Reference as JSON, for structured references.", show_default=False),
+        typer.Option(help="Reference as JSON, for structured references.", show_default="none"),
     ] = None,
     task_id: Annotated[
         str | None,
-        typer.Option(help="Score against this task, e.g. 'math@1/7'.", show_default=False),
+        typer.Option(help="Score against this task, e.g. 'math@1/7'.", show_default="none"),
     ] = None,
     option: Options = None,
     timeout_s: Annotated[
         float | None,
-        typer.Option(help="Per-item time limit in seconds.", min=0.001, show_default=False),
+        typer.Option(
+            help="Per-item time limit in seconds (the server caps it).",
+            min=0.001,
+            show_default="the verifier's own",
+        ),
     ] = None,
     url: Url = DEFAULT_URL,
     api_key: ApiKey = None,
@@ -342,15 +372,18 @@ def verify(
 def prove(
     *,
     theory: Annotated[
-        str | None, typer.Option(help="A theory id the server offers.", show_default=False)
+        str | None,
+        typer.Option(help="A theory id the server offers.", show_default="the first it serves"),
     ] = None,
     lemma: Annotated[
         list[str] | None,
-        typer.Option(help="Lemma(s) to prove; default: every lemma.", show_default=False),
+        typer.Option(help="Lemma(s) to prove; repeatable.", show_default="every lemma"),
     ] = None,
     budget: Annotated[int, typer.Option(help="MCTS expansions per lemma.", min=1)] = 300,
     env_id: Annotated[str, typer.Option("--env", help="The proof environment.")] = "tamarin/proof",
-    show_proof: Annotated[bool, typer.Option("--proof", help="Print MCTS's proof script.")] = False,
+    show_proof: Annotated[
+        bool, typer.Option("--proof", help="Print MCTS's proof script.", show_default="off")
+    ] = False,
     url: Url = DEFAULT_URL,
     api_key: ApiKey = None,
 ) -> None:

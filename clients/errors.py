@@ -7,6 +7,9 @@
   for every attempt of the retry policy.
 - ``UnexpectedResponseError``: the answer was not what the API promises (not JSON, wrong shape):
   usually the URL points at something that is not an envserver.
+- ``UnavailableError``: the server cannot serve this environment or verifier at all (it is
+  disabled there: a missing extra, data file or binary); ``fix`` says how to enable it. Retrying
+  cannot help.
 - ``ItemFailedError``: a Gym call's item came back ``timeout``/``error``. The HTTP clients return
   such items as data; the Gym layer raises, so an infrastructure failure never becomes reward 0.
 """
@@ -75,6 +78,26 @@ class RetriesExhaustedError(EnvServerError):
     """
 
 
+class UnavailableError(EnvServerError):
+    """The server cannot serve the environment or verifier asked for (503
+    ``environment-unavailable``): it is disabled there. ``reason`` says why, ``fix`` what enables
+    it (an extra to install, a variable to set, a binary to put on PATH); retrying cannot help."""
+
+    @property
+    def reason(self) -> str:
+        """Why the server cannot serve it."""
+        return str(self.problem.get("reason") or self.detail)
+
+    @property
+    def fix(self) -> str:
+        """What would enable it on the server ("" when the server did not say)."""
+        return str(self.problem.get("fix") or "")
+
+
+UNAVAILABLE_KIND = "environment-unavailable"
+"""The problem kind of ``UnavailableError``: a 503 that no retry can fix."""
+
+
 class UnexpectedResponseError(EnvServerError):
     """The server's answer does not match the API (not JSON, or not the documented shape)."""
 
@@ -109,6 +132,12 @@ def problem_of(response: httpx.Response) -> dict[str, Any]:
     }
 
 
+def is_unavailable(problem: dict[str, Any]) -> bool:
+    """Whether ``problem`` says the server cannot serve the target at all (not a passing
+    overload)."""
+    return str(problem.get("type", "")).rsplit("/", 1)[-1] == UNAVAILABLE_KIND
+
+
 def error_for(
     response: httpx.Response, *, attempts: int, retryable: bool = False
 ) -> EnvServerError:
@@ -116,8 +145,11 @@ def error_for(
     exhausted retry loop."""
     problem = problem_of(response)
     status = response.status_code
-    if retryable:
-        cls: type[EnvServerError] = RetriesExhaustedError
+    if status == 503 and is_unavailable(problem):
+        cls: type[EnvServerError] = UnavailableError
+        retryable = False
+    elif retryable:
+        cls = RetriesExhaustedError
     elif 400 <= status < 500:
         cls = ClientError
     elif status >= 500:

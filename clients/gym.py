@@ -29,6 +29,7 @@ from clients.transitions import (
     observation_text,
     reset_info,
     reward_of,
+    served_spec,
     step_info,
 )
 from clients.vector import EnvServerVectorEnv
@@ -52,6 +53,10 @@ class EnvServerEnv(gym.Env[str, str]):
     ``ItemFailedError`` when the server could not score the step (status ``timeout``/``error``):
     the state token is unchanged, so the step can be retried. Other failures raise the
     ``clients.errors`` exceptions.
+
+    Making one asks the server for the environment's spec (kept as ``env_info``), so an
+    environment the server cannot serve fails at ``gym.make`` with ``UnavailableError``, whose
+    message is the server's reason and fix (``ClientError`` for an id it does not know).
     """
 
     # Gymnasium reads it from the class; the base annotates it as an instance attribute.
@@ -76,6 +81,7 @@ class EnvServerEnv(gym.Env[str, str]):
         self.client = client or EnvServerClient(
             base_url, api_key=api_key, timeout=timeout, retry=retry
         )
+        self.env_info = served_spec(self.client, env_id, close_on_error=self._owns_client)
         self.observation_space = UnicodeText(max_observation_chars)
         self.action_space = UnicodeText(max_action_chars)
         self.task_id: str | None = None

@@ -29,6 +29,8 @@ from clients.errors import (
     RetriesExhaustedError,
     UnexpectedResponseError,
     error_for,
+    is_unavailable,
+    problem_of,
 )
 from clients.retry import (
     NO_RETRY,
@@ -213,7 +215,7 @@ def _delay_before_next(
         return None
     if response is None:
         return policy.delay_s(attempt)
-    if response.status_code not in RETRY_STATUSES:
+    if response.status_code not in RETRY_STATUSES or is_unavailable(problem_of(response)):
         return None
     return policy.delay_s(attempt, retry_after_s(response))
 

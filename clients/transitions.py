@@ -9,13 +9,27 @@ from typing import Any
 import numpy as np
 
 from clients.errors import ItemFailedError, UnexpectedResponseError
-from envserver.wire import ChatMessage, ResetResponse, StepResponse
+from clients.http import EnvServerClient
+from envserver.wire import ChatMessage, EnvInfo, ResetResponse, StepResponse
 
 MAX_SERVER_SEED = 2**63 - 1
 """The largest seed a reset accepts (``ResetRequest.seed``)."""
 
 DEFAULT_MAX_OBSERVATION_CHARS = 1_000_000
 """Observations have no server-side limit; a million characters is far beyond any prompt."""
+
+
+def served_spec(client: EnvServerClient, env_id: str, *, close_on_error: bool) -> EnvInfo:
+    """The server's spec of ``env_id``, asked when an environment is made so that making one the
+    server cannot serve fails at once with the server's reason: ``UnavailableError`` (disabled
+    there; ``.fix`` says how to enable it), ``ClientError`` (unknown id) or a transport error.
+    ``close_on_error`` closes ``client`` before raising (an environment's own client)."""
+    try:
+        return client.env(env_id)
+    except BaseException:
+        if close_on_error:
+            client.close()
+        raise
 
 
 def observation_text(observation: str | list[ChatMessage] | None) -> str:

@@ -32,6 +32,7 @@ from clients.transitions import (
     observation_text,
     reset_info,
     reward_of,
+    served_spec,
     step_info,
 )
 from envserver.wire import (
@@ -67,7 +68,8 @@ class EnvServerVectorEnv(VectorEnv[Observations, Sequence[str], np.ndarray]):
 
     ``reset``/``step`` raise ``ItemFailedError`` (with ``index``) if any item came back
     ``timeout``/``error``; nothing is committed then, so the same call can be repeated.
-    ``*_wait(timeout=...)`` raises ``TimeoutError`` with the call still pending.
+    ``*_wait(timeout=...)`` raises ``TimeoutError`` with the call still pending. Making one
+    fails as making ``EnvServerEnv`` does for an environment the server cannot serve.
     """
 
     # Gymnasium reads it from the class; the base annotates it as an instance attribute.
@@ -102,6 +104,7 @@ class EnvServerVectorEnv(VectorEnv[Observations, Sequence[str], np.ndarray]):
         self.client = client or EnvServerClient(
             base_url, api_key=api_key, timeout=timeout, retry=retry
         )
+        self.env_info = served_spec(self.client, env_id, close_on_error=self._owns_client)
         self.single_observation_space = UnicodeText(max_observation_chars)
         self.single_action_space = UnicodeText(max_action_chars)
         self.observation_space = batch_space(self.single_observation_space, num_envs)

@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from verifiers.base import Unavailable
 from verifiers.score import Score
 
 JSONValue = Any
@@ -25,6 +26,18 @@ class EnvironmentInputError(ValueError):
 
 class EpisodeFinished(EnvironmentInputError):
     """``step`` was called on a state whose episode already ended; maps to HTTP 409."""
+
+
+class EnvironmentUnavailable(RuntimeError):
+    """The request is fine but this server cannot serve it, for a reason of its configuration (a
+    missing prover binary, unreadable data); maps to HTTP 503 with the reason and the fix."""
+
+    def __init__(self, why: Unavailable) -> None:
+        super().__init__(why)
+        self.why = why
+
+    def __str__(self) -> str:
+        return str(self.why)
 
 
 @dataclass(frozen=True)

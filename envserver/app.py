@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 import envserver
 from envserver import worker
@@ -29,6 +30,7 @@ from envserver.service import Service
 from envserver.tokens import StateTokens
 from envserver.webshop_routes import router as webshop_router
 
+log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
 
 Episodes live in signed **state tokens** the client carries; single-turn tasks are named by
@@ -38,13 +40,19 @@ Episodes live in signed **state tokens** the client carries; single-turn tasks a
 """
 
 
+DOCS_ASSETS = "/docs/assets"
+"""Where the documentation pages' scripts, styles and icon are served from."""
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The app for ``settings`` (from the environment by default). The worker pool starts with
     the app's lifespan and stops with it."""
     settings = settings or Settings()
+    # Secrets first: a setting that cannot be used stops the start before anything is loaded.
+    tokens = StateTokens(load_signing_keys(settings), max_state_bytes=settings.max_state_bytes)
+    api_keys = load_api_keys(settings)
     registry = get_registry()
     metrics = Metrics()
-    tokens = StateTokens(load_signing_keys(settings), max_state_bytes=settings.max_state_bytes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,13 +84,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             executor.close()
             sandbox.close()
 
-    app = FastAPI(
+    # The docs pages load Swagger UI and ReDoc from files installed with the package, so they
+    # work where the service usually runs: a cluster with no way out to a CDN.
+    app = FastAPIOffline(
         title="envserver",
         version=envserver.__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        static_url=DOCS_ASSETS,
+        swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from swagger.io
     )
     app.state.catalogue = build_catalogue(registry)
+    for entry in app.state.catalogue.disabled:
+        log.warning(
+            "%s is not served here: %s; to enable it: %s", entry.name, entry.reason, entry.fix
+        )
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(sandbox_router)
@@ -91,7 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,
-        keys=load_api_keys(settings),
+        keys=api_keys,
         protect_metrics=settings.metrics_require_auth,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)

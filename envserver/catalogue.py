@@ -34,13 +34,17 @@ def verifier_info(verifier: Verifier) -> VerifierInfo:
         description=verifier.description,
         options_schema=verifier.options_model.model_json_schema(),
         timeout_s=verifier.timeout_s,
+        components=list(verifier.components),
     )
 
 
 def build_catalogue(registry: Registry) -> Catalogue:
-    """Every environment and verifier, and the families that are disabled and why."""
+    """Every environment and verifier, and what is disabled, why and how to enable it."""
     return Catalogue(
         envs=[env_info(env) for env in registry.envs.values()],
         verifiers=[verifier_info(v) for v in registry.verifiers.values()],
-        disabled=[DisabledFamily(name=n, reason=r) for n, r in registry.disabled.items()],
+        disabled=[
+            DisabledFamily(name=name, reason=why.reason, fix=why.fix)
+            for name, why in registry.disabled.items()
+        ],
     )

@@ -10,6 +10,11 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
+class ConfigError(ValueError):
+    """A setting that cannot be used (a secret too short, an unreadable key file): the server
+    refuses to start, and ``envserver serve`` prints this message as one line."""
+
+
 def _default_pool_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)))
 

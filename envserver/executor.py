@@ -8,7 +8,7 @@ Nothing one item carries may take the pool down: arguments are pickled here, bef
 the pool's scheduling thread, and results are pickled by the worker, so a value that cannot
 cross (too deep, not picklable) fails its own item alone. If the pool breaks anyway (its helper
 threads die, its fork server or channel fails), a watchdog replaces it: the items in flight end
-with ``error``, requests meanwhile answer ``Unavailable`` (503, retryable), and ``healthy``
+with ``error``, requests meanwhile answer ``PoolUnavailable`` (503, retryable), and ``healthy``
 turns false if a replacement cannot be built, so an orchestrator restarts the process.
 """
 
@@ -42,7 +42,7 @@ class Overloaded(Exception):
         self.retry_after_s = retry_after_s
 
 
-class Unavailable(Exception):
+class PoolUnavailable(Exception):
     """The pool broke and is being replaced; the caller should retry after ``retry_after_s``."""
 
     def __init__(self, reason: str, retry_after_s: int) -> None:
@@ -190,12 +190,12 @@ class Executor:
     # --- work ----------------------------------------------------------------------------------
 
     def reserve(self, items: int) -> None:
-        """Admit ``items`` more or raise ``Overloaded``/``Unavailable``: checked before any work
+        """Admit ``items`` more or raise ``Overloaded``/``PoolUnavailable``: checked before any work
         is scheduled, so a refused request costs nothing."""
         if not self.alive:
             self.check()
         if not self.alive:
-            raise Unavailable(
+            raise PoolUnavailable(
                 self._broken_reason or self.problem() or "the worker pool is restarting",
                 self.retry_after_s,
             )
@@ -204,7 +204,7 @@ class Executor:
 
     async def run(self, calls: Sequence[Call[T]]) -> list[Outcome[T]]:
         """Run ``calls`` across the workers; outcomes in call order. Raises ``Overloaded`` or
-        ``Unavailable``.
+        ``PoolUnavailable``.
 
         Cancelling the awaiting task (a whole-request deadline) cancels the pending calls.
         """

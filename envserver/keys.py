@@ -10,7 +10,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from envserver.config import Settings
+from envserver.config import ConfigError, Settings
 
 KEY_FILE_NAME = "state-token.key"
 
@@ -20,15 +20,26 @@ def load_signing_keys(settings: Settings) -> list[bytes]:
 
     The key is ``ENVSERVER_SECRET`` when set, else the key file in the data directory, created
     once with 32 random bytes (mode 0600) so restarts keep issued tokens valid. Creation is
-    atomic: concurrent first starts agree on one key.
+    atomic: concurrent first starts agree on one key. Raises ConfigError for a secret too short
+    or a key file that cannot be made or read.
     """
     previous = [s.get_secret_value().encode() for s in settings.previous_secrets]
     if settings.secret is not None:
         current = settings.secret.get_secret_value().encode()
         if len(current) < 16:
-            raise ValueError("ENVSERVER_SECRET must be at least 16 characters")
+            raise ConfigError(
+                "ENVSERVER_SECRET must be at least 16 characters; use e.g. `openssl rand -hex "
+                "32`, or unset it to use a generated key file"
+            )
         return [current, *previous]
-    return [_key_file(settings.data_dir / KEY_FILE_NAME), *previous]
+    path = settings.data_dir / KEY_FILE_NAME
+    try:
+        return [_key_file(path), *previous]
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot create or read the key file {path.resolve()}: {exc.strerror or exc}; set "
+            "ENVSERVER_DATA_DIR to a writable folder, or ENVSERVER_SECRET"
+        ) from None
 
 
 def _key_file(path: Path) -> bytes:
@@ -47,7 +58,7 @@ def _key_file(path: Path) -> bytes:
             temporary.unlink()
     key = path.read_bytes().strip()
     if len(key) < 32:
-        raise ValueError(f"the key file {path} is too short; delete it to generate a new one")
+        raise ConfigError(f"the key file {path} is too short; delete it to generate a new one")
     return key
 
 
@@ -63,7 +74,10 @@ def load_api_keys(settings: Settings) -> list[ApiKey]:
     """Keys from ``ENVSERVER_API_KEYS`` and ``ENVSERVER_API_KEYS_FILE``; empty means open."""
     entries = [s.get_secret_value() for s in settings.api_keys]
     if settings.api_keys_file is not None:
-        lines = settings.api_keys_file.read_text().splitlines()
+        try:
+            lines = settings.api_keys_file.read_text().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"ENVSERVER_API_KEYS_FILE: cannot read it: {exc}") from None
         entries += [line.strip() for line in lines if line.strip() and not line.startswith("#")]
     keys = []
     for entry in entries:
@@ -71,7 +85,7 @@ def load_api_keys(settings: Settings) -> list[ApiKey]:
         if not sep:
             name, secret = f"key-{hashlib.sha256(entry.encode()).hexdigest()[:8]}", entry
         if len(secret) < 8:
-            raise ValueError(f"API key {name!r} is shorter than 8 characters")
+            raise ConfigError(f"API key {name!r} is shorter than 8 characters")
         keys.append(ApiKey(name.strip(), secret.strip().encode()))
     return keys
 

@@ -1,7 +1,8 @@
 """Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``.
 
 A family whose import fails (typically a missing optional extra) is recorded as disabled with
-the reason, and the rest of the service starts normally.
+the reason and the fix, and the rest of the service starts normally; so is every environment or
+verifier a family names in its ``UNAVAILABLE`` (data, binary or setting this server lacks).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import environments
 import verifiers
 from environments.base import Environment
 from envserver.config import Settings
-from verifiers.base import Verifier
+from verifiers.base import Unavailable, Verifier
 
 log = logging.getLogger("envserver")
 _OWN_PACKAGES = ("envserver", "environments", "verifiers", "sandbox", "clients")
@@ -34,38 +35,51 @@ class UnknownVerifier(LookupError):
     """No verifier has this name."""
 
 
+class Disabled(LookupError):
+    """The environment or verifier exists but this server cannot serve it; ``why`` says why and
+    how to enable it."""
+
+    def __init__(self, what: str, why: Unavailable) -> None:
+        super().__init__(what, why)
+        self.what = what
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.what} is not available on this server: {self.why}"
+
+
 @dataclass
 class Registry:
-    """Environments by id, verifiers by name, and the families that could not load."""
+    """Environments by id, verifiers by name, and what is disabled (families that could not
+    load, by family name; environments and verifiers that cannot serve here, by id or name)."""
 
     envs: dict[str, Environment] = field(default_factory=dict)
     verifiers: dict[str, Verifier] = field(default_factory=dict)
-    disabled: dict[str, str] = field(default_factory=dict)
+    disabled: dict[str, Unavailable] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
 
     def env(self, env_id: str) -> Environment:
-        """The environment ``env_id``; raises ``UnknownEnvironment`` with a helpful message."""
+        """The environment ``env_id``; raises ``Disabled`` when this server cannot serve it,
+        ``UnknownEnvironment`` when no family defines it."""
         try:
             return self.envs[env_id]
         except KeyError:
-            family = env_id.split("/", maxsplit=1)[0]
-            if family in self.disabled:
-                raise UnknownEnvironment(
-                    f"environment {env_id!r} is disabled: {self.disabled[family]}"
-                ) from None
+            for name in (env_id, env_id.split("/", maxsplit=1)[0]):
+                if name in self.disabled:
+                    raise Disabled(f"environment {env_id!r}", self.disabled[name]) from None
             raise UnknownEnvironment(
                 f"unknown environment {env_id!r}; GET /v1/envs lists them"
             ) from None
 
     def verifier(self, name: str) -> Verifier:
-        """The verifier ``name``; raises ``UnknownVerifier`` with a helpful message."""
+        """The verifier ``name``; raises ``Disabled`` when this server cannot serve it,
+        ``UnknownVerifier`` when no family defines it."""
         try:
             return self.verifiers[name]
         except KeyError:
-            if name in self.disabled:
-                raise UnknownVerifier(
-                    f"verifier {name!r} is disabled: {self.disabled[name]}"
-                ) from None
+            for key in (name, name.split(".", maxsplit=1)[0]):
+                if key in self.disabled:
+                    raise Disabled(f"verifier {name!r}", self.disabled[key]) from None
             raise UnknownVerifier(f"unknown verifier {name!r}; GET /v1/envs lists them") from None
 
 
@@ -82,9 +96,11 @@ def _import(name: str, family: str, registry: Registry) -> ModuleType | None:
         missing = (exc.name or "").split(".")[0]
         if missing in _OWN_PACKAGES or not missing:
             raise
-        reason = f"missing optional dependency {missing!r}: pip install 'envserver[{family}]'"
-        registry.disabled[family] = reason
-        log.warning("family %s disabled: %s", family, reason)
+        why = Unavailable(
+            f"missing optional dependency {missing!r}", f"pip install 'envserver[{family}]'"
+        )
+        registry.disabled[family] = why
+        log.warning("family %s disabled: %s", family, why)
         return None
     registry.modules.append(name)
     return module
@@ -93,17 +109,21 @@ def _import(name: str, family: str, registry: Registry) -> ModuleType | None:
 def _collect(module: ModuleType | None, registry: Registry) -> None:
     if module is None:
         return
+    unavailable: dict[str, Unavailable] = getattr(module, "UNAVAILABLE", {})
+    registry.disabled.update(unavailable)
     checks = [getattr(module, "VERIFIER", None), *getattr(module, "VERIFIERS", ())]
     for verifier in checks:
         if isinstance(verifier, Verifier):
             if verifier.name in registry.verifiers:
                 raise ValueError(f"two verifiers are named {verifier.name!r}")
-            registry.verifiers[verifier.name] = verifier
+            if verifier.name not in unavailable:
+                registry.verifiers[verifier.name] = verifier
     for env in getattr(module, "ENVIRONMENTS", ()):
         env_id = env.spec.id
         if not _ENV_ID.fullmatch(env_id) or env_id in registry.envs:
             raise ValueError(f"environment id {env_id!r} is malformed or not unique")
-        registry.envs[env_id] = env
+        if env_id not in unavailable:
+            registry.envs[env_id] = env
 
 
 def discover(plugins: Sequence[str] = ()) -> Registry:

@@ -9,7 +9,7 @@ from pydantic import BaseModel
 import envserver
 from envserver.catalogue import env_info
 from envserver.limits import LimitedRoute
-from envserver.problems import Problem
+from envserver.problems import Problem, problem_responses
 from envserver.service import Service
 from envserver.wire import (
     BatchResetRequest,
@@ -32,6 +32,15 @@ from envserver.wire import (
 router = APIRouter(route_class=LimitedRoute)
 ENV_PATH = "/v1/envs/{env_id:path}"
 
+# What each route can answer besides 200 (every one: 401 when API keys are configured).
+# A JSON body: malformed (400), too large (413), not JSON (415), not the schema (422).
+_BODY = (400, 401, 413, 415, 422)
+# Work on the pool: busy (429), past the deadline (504), not served here (503).
+_POOL = (404, 429, 503, 504)
+RESET_ERRORS = problem_responses(*_BODY, *_POOL)
+STEP_ERRORS = problem_responses(*_BODY, 403, 409, *_POOL)
+VERIFY_ERRORS = problem_responses(*_BODY, *_POOL)
+
 
 class JSONReply(Response):
     """A wire model serialised once by pydantic-core; the route's ``response_model`` documents it.
@@ -51,47 +60,63 @@ def _service(request: Request) -> Service:
     return service
 
 
-@router.get("/v1/envs", tags=["catalogue"])
+@router.get("/v1/envs", tags=["catalogue"], responses=problem_responses(401))
 async def list_envs(request: Request) -> Catalogue:
     """Every environment and verifier with its options schema, and the disabled families."""
     catalogue: Catalogue = request.app.state.catalogue
     return catalogue
 
 
-@router.post(ENV_PATH + "/reset/batch", tags=["episodes"], response_model=BatchResetResponse)
+@router.post(
+    ENV_PATH + "/reset/batch",
+    tags=["episodes"],
+    response_model=BatchResetResponse,
+    responses=RESET_ERRORS,
+)
 async def reset_batch(env_id: str, body: BatchResetRequest, request: Request) -> JSONReply:
     """Reset many episodes; results in request order, each with its own status."""
     results = await _service(request).reset(env_id, body.items, batch=True)
     return JSONReply(BatchResetResponse(results=results))
 
 
-@router.post(ENV_PATH + "/step/batch", tags=["episodes"], response_model=BatchStepResponse)
+@router.post(
+    ENV_PATH + "/step/batch",
+    tags=["episodes"],
+    response_model=BatchStepResponse,
+    responses=STEP_ERRORS,
+)
 async def step_batch(env_id: str, body: BatchStepRequest, request: Request) -> JSONReply:
     """Step many episodes; results in request order, each with its own status."""
     results = await _service(request).step(env_id, body.items, batch=True)
     return JSONReply(BatchStepResponse(results=results))
 
 
-@router.post(ENV_PATH + "/reset", tags=["episodes"], response_model=ResetResponse)
+@router.post(
+    ENV_PATH + "/reset", tags=["episodes"], response_model=ResetResponse, responses=RESET_ERRORS
+)
 async def reset(env_id: str, body: ResetRequest, request: Request) -> JSONReply:
     """Start an episode by seed and options, or by task id. The state token carries it on."""
     return JSONReply((await _service(request).reset(env_id, [body], batch=False))[0])
 
 
-@router.post(ENV_PATH + "/step", tags=["episodes"], response_model=StepResponse)
+@router.post(
+    ENV_PATH + "/step", tags=["episodes"], response_model=StepResponse, responses=STEP_ERRORS
+)
 async def step(env_id: str, body: StepRequest, request: Request) -> JSONReply:
     """Apply an action to the episode in the state token."""
     return JSONReply((await _service(request).step(env_id, [body], batch=False))[0])
 
 
-@router.post(ENV_PATH + "/expand", tags=["episodes"], response_model=ExpandResponse)
+@router.post(
+    ENV_PATH + "/expand", tags=["episodes"], response_model=ExpandResponse, responses=STEP_ERRORS
+)
 async def expand(env_id: str, body: ExpandRequest, request: Request) -> JSONReply:
     """Tree search: apply each action to the state independently and return every resulting
     branch with its own state token (AND/OR search such as Tamarin proof search)."""
     return JSONReply(await _service(request).expand(env_id, body))
 
 
-@router.get(ENV_PATH, tags=["catalogue"])
+@router.get(ENV_PATH, tags=["catalogue"], responses=problem_responses(401, 404, 405, 503))
 async def get_env(env_id: str, request: Request) -> EnvInfo:
     """One environment's spec."""
     service = _service(request)
@@ -102,7 +127,9 @@ async def get_env(env_id: str, request: Request) -> EnvInfo:
     return env_info(service.env(env_id))
 
 
-@router.post("/v1/verify", tags=["verification"], response_model=VerifyResponse)
+@router.post(
+    "/v1/verify", tags=["verification"], response_model=VerifyResponse, responses=VERIFY_ERRORS
+)
 async def verify(body: VerifyRequest, request: Request) -> JSONReply:
     """Score a batch of responses against references or task ids."""
     return JSONReply(await _service(request).verify(body))
@@ -148,7 +175,15 @@ async def readyz(request: Request, response: Response) -> Health:
     )
 
 
-@router.get("/metrics", tags=["operations"], response_class=Response)
+@router.get(
+    "/metrics",
+    tags=["operations"],
+    response_class=Response,
+    responses={
+        200: {"content": {CONTENT_TYPE_LATEST: {"schema": {"type": "string"}}}},
+        **problem_responses(401),
+    },
+)
 async def metrics(request: Request) -> Response:
     """Prometheus metrics."""
     service = _service(request)

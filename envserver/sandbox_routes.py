@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field, ValidationError
 
 from envserver.limits import LimitedRoute
-from envserver.problems import Problem
+from envserver.problems import Problem, problem_responses
 from envserver.sandbox_fusion import RunCodeRequest, RunCodeResponse, to_response
 from envserver.sandbox_host import SandboxHost
 from envserver.wire import WireModel
@@ -15,6 +15,8 @@ from sandbox.model import Limits, RunRecord, RunRequest
 from sandbox.runner import MatrixRequest, MatrixResult
 
 router = APIRouter(route_class=LimitedRoute)
+# A JSON body (400, 413, 415, 422), keys (401), a busy (429) or absent (503) sandbox.
+RUN_ERRORS = problem_responses(400, 401, 413, 415, 422, 429, 503)
 
 
 class LanguageInfo(BaseModel):
@@ -54,7 +56,7 @@ def _host(request: Request) -> SandboxHost:
     return host
 
 
-@router.get("/v1/sandbox", tags=["sandbox"])
+@router.get("/v1/sandbox", tags=["sandbox"], responses=problem_responses(401))
 async def sandbox_info(request: Request) -> SandboxInfo:
     """The isolation level in force, the workers and the languages."""
     host = _host(request)
@@ -77,13 +79,13 @@ async def sandbox_info(request: Request) -> SandboxInfo:
     )
 
 
-@router.post("/v1/sandbox/run", tags=["sandbox"])
+@router.post("/v1/sandbox/run", tags=["sandbox"], responses=RUN_ERRORS)
 async def sandbox_run(body: RunRequest, request: Request) -> RunRecord:
     """Run one program under limits; the record says how it ended (never judged)."""
     return await _host(request).call(lambda sandbox: sandbox.run(body))
 
 
-@router.post("/v1/sandbox/run/batch", tags=["sandbox"])
+@router.post("/v1/sandbox/run/batch", tags=["sandbox"], responses=RUN_ERRORS)
 async def sandbox_run_batch(body: BatchRunRequest, request: Request) -> BatchRunResponse:
     """Run many programs concurrently; records in request order."""
     request.app.state.service.check_batch(len(body.items))
@@ -91,18 +93,26 @@ async def sandbox_run_batch(body: BatchRunRequest, request: Request) -> BatchRun
     return BatchRunResponse(results=records)
 
 
-@router.post("/v1/sandbox/matrix", tags=["sandbox"])
+@router.post("/v1/sandbox/matrix", tags=["sandbox"], responses=RUN_ERRORS)
 async def sandbox_matrix(body: MatrixRequest, request: Request) -> MatrixResult:
     """N programs x M tests: the pass matrix, each program's tests in one warm process."""
     return await _host(request).call(lambda sandbox: sandbox.matrix(body))
 
 
-@router.post("/run_code", tags=["compatibility"])
+@router.post("/run_code", tags=["compatibility"], responses=RUN_ERRORS)
 async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     """SandboxFusion's ``run_code``: same request and response fields."""
     try:
         run = body.to_run()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise Problem(422, f"{'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        errors = [
+            {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()
+        ]
+        first = errors[0]
+        raise Problem(
+            422,
+            f"{'.'.join(map(str, first['loc'][1:]))}: {first['msg']}",
+            kind="validation-error",
+            extra={"errors": errors},
+        ) from None
     return to_response(await _host(request).call(lambda sandbox: sandbox.run(run)))

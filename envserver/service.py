@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from environments.base import (
     Environment,
     EnvironmentInputError,
+    EnvironmentUnavailable,
     EpisodeFinished,
     Expandable,
     Expansion,
@@ -27,10 +28,10 @@ from environments.base import (
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
 from envserver import worker
 from envserver.config import Settings
-from envserver.executor import Call, Executor, Outcome, Overloaded, Unavailable
+from envserver.executor import Call, Executor, Outcome, Overloaded, PoolUnavailable
 from envserver.metrics import Metrics
 from envserver.problems import Problem
-from envserver.registry import Registry, UnknownEnvironment, UnknownVerifier
+from envserver.registry import Disabled, Registry, UnknownEnvironment, UnknownVerifier
 from envserver.tokens import StateTokens, TokenError
 from envserver.wire import (
     BranchReply,
@@ -46,6 +47,7 @@ from envserver.wire import (
     VerifyResponse,
     VerifyResult,
 )
+from verifiers.base import Unavailable, Verifier
 from verifiers.score import Score
 
 log = logging.getLogger("envserver")
@@ -54,6 +56,14 @@ T = TypeVar("T")
 
 def _where(index: int | None, *loc: str) -> str:
     return ".".join(([f"items.{index}"] if index is not None else []) + list(loc))
+
+
+def unavailable_problem(detail: str, why: Unavailable) -> Problem:
+    """503 for what this server cannot serve because of its configuration: not the caller's
+    fault, and not worth retrying until the fix (also given as ``fix``) is applied."""
+    return Problem(
+        503, detail, kind="environment-unavailable", extra={"reason": why.reason, "fix": why.fix}
+    )
 
 
 def _validate_options(
@@ -88,11 +98,22 @@ class Service:
     # --- lookups -------------------------------------------------------------------------------
 
     def env(self, env_id: str) -> Environment:
-        """The environment or a 404 problem."""
+        """The environment; a 404 problem for an unknown one, 503 for a disabled one."""
         try:
             return self.registry.env(env_id)
+        except Disabled as exc:
+            raise unavailable_problem(str(exc), exc.why) from None
         except UnknownEnvironment as exc:
             raise Problem(404, str(exc), kind="unknown-environment") from None
+
+    def verifier(self, name: str) -> Verifier:
+        """The verifier; a 404 problem for an unknown one, 503 for a disabled one."""
+        try:
+            return self.registry.verifier(name)
+        except Disabled as exc:
+            raise unavailable_problem(str(exc), exc.why) from None
+        except UnknownVerifier as exc:
+            raise Problem(404, str(exc), kind="unknown-verifier") from None
 
     def _timeout(self, requested: float | None, default: float) -> float:
         return min(requested or default, self.settings.max_item_timeout_s)
@@ -171,7 +192,7 @@ class Service:
                 kind="overloaded",
                 headers={"Retry-After": str(exc.retry_after_s)},
             ) from None
-        except Unavailable as exc:
+        except PoolUnavailable as exc:
             raise Problem(
                 503,
                 f"the worker pool is being replaced ({exc}); retry shortly",
@@ -199,6 +220,10 @@ class Service:
             )
         if isinstance(outcome.raised, EnvironmentInputError):
             raise Problem(400, f"{_where(index)}: {outcome.raised}".lstrip(": "), kind="bad-input")
+        if isinstance(outcome.raised, EnvironmentUnavailable):
+            raise unavailable_problem(
+                f"{_where(index)}: {outcome.raised}".lstrip(": "), outcome.raised.why
+            )
         if outcome.raised is not None:
             log.error(
                 "family code raised: %s\n%s",
@@ -373,10 +398,7 @@ class Service:
                 f"items.{index}: an item with a reference needs the request's 'verifier'",
                 kind="validation-error",
             )
-        try:
-            check = self.registry.verifier(request.verifier)
-        except UnknownVerifier as exc:
-            raise Problem(404, str(exc), kind="unknown-verifier") from None
+        check = self.verifier(request.verifier)
         options = _validate_options(
             check.options_model, {**request.options, **(item.options or {})}, index, "options"
         )

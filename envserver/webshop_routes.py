@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse
 
-from envserver.executor import Call, Overloaded, Unavailable
+from envserver.executor import Call, Overloaded, PoolUnavailable
 from envserver.limits import LimitedRoute
 from envserver.problems import Problem
 from envserver.service import Service
@@ -70,7 +70,7 @@ async def _page(service: Service, token: str, step: StepResponse | None) -> HTML
         outcomes = await service.executor.run(
             [Call(store_body, (state, token, answer), env.spec.timeout_s)]
         )
-    except (Overloaded, Unavailable) as exc:
+    except (Overloaded, PoolUnavailable) as exc:
         return _error(f"the server is busy ({exc}); retry later", 429)
     outcome = outcomes[0]
     if outcome.value is None:

@@ -68,13 +68,19 @@ class VerifierInfo(WireReply):
     description: str
     options_schema: dict[str, Any]
     timeout_s: float
+    components: list[str] = Field(
+        default_factory=list,
+        description="Every component a score of this verifier may carry (a score carries a "
+        "subset: none when the response was unreadable).",
+    )
 
 
 class DisabledFamily(WireReply):
-    """A family that could not be loaded, and why (usually a missing optional extra)."""
+    """A family, environment or verifier this server cannot serve: why, and what enables it."""
 
-    name: str
+    name: str = Field(description="A family, an environment id or a verifier name.")
     reason: str
+    fix: str = Field("", description="The extra to install, variable to set or binary to add.")
 
 
 class Catalogue(WireReply):

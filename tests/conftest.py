@@ -1,4 +1,8 @@
-"""Shared fixtures: a real uvicorn server on loopback, started as its own process."""
+"""Shared fixtures: a real uvicorn server on loopback, started as its own process.
+
+Everything the tests read ships with the project: the families' data inside the package
+(``environments/*/data``), test-only fixtures under ``tests/fixtures``.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from envserver.testing import ROOT, LiveServer
+from envserver.testing import LiveServer
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.runner import Sandbox
 
-SHARED = ROOT.parent / "shared"
-TAMARIN_DATA = SHARED / "data" / "tamarin"
-# The tamarin family replays recorded real-Tamarin runs here (no prover binary in CI); every
-# process the tests start (servers, workers) inherits this.
-os.environ.setdefault("ENVSERVER_TAMARIN_RECORDINGS", str(TAMARIN_DATA))
-# The sva family serves FVEval's NL2SVA sets from here.
-os.environ.setdefault("ENVSERVER_NL2SVA_DATA", str(SHARED / "data" / "nl2sva"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TAMARIN_BATCH = FIXTURES / "tamarin" / "batch"
+"""Recorded tamarin-prover batch runs (GPL-3.0 data, see its README)."""
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
 # Plugins the caller configured (tests/test_guide.py runs the contract tests on its own) stay.
 TEST_PLUGINS = {
@@ -38,6 +38,31 @@ def make_server(workdir: Path, **env: str) -> LiveServer:
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """One shared server for the end-to-end tests (open: no API keys)."""
     with make_server(tmp_path_factory.mktemp("server")) as server:
+        yield server
+
+
+RESTRICTED_KEY = "tester:restricted-key-0123"
+RESTRICTED = {
+    # API keys; FVEval data where there is none and a backend that needs an absent binary (so
+    # the sva sets and, without Tamarin here, tamarin/proof are disabled); a docker sandbox
+    # where no engine runs (unavailable); tight limits, so 413, 429 and 504 are easy to reach.
+    "ENVSERVER_API_KEYS": RESTRICTED_KEY,
+    "ENVSERVER_NL2SVA_DATA": "/nonexistent/nl2sva",
+    "ENVSERVER_TAMARIN_BACKEND": "interactive",
+    "ENVSERVER_SANDBOX_BACKEND": "docker",
+    "ENVSERVER_POOL_WORKERS": "1",
+    "ENVSERVER_MAX_QUEUE_ITEMS": "3",
+    "ENVSERVER_MAX_BATCH_ITEMS": "8",
+    "ENVSERVER_MAX_BODY_BYTES": "65536",
+    "ENVSERVER_REQUEST_TIMEOUT_S": "1",
+}
+
+
+@pytest.fixture(scope="session")
+def restricted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A second server configured to refuse: keys required (``RESTRICTED_KEY``), families
+    disabled, no sandbox, tight limits."""
+    with make_server(tmp_path_factory.mktemp("restricted"), **RESTRICTED) as server:
         yield server
 
 

@@ -1,6 +1,6 @@
 """A loopback HTTP server that replays a recorded Tamarin transcript byte for byte.
 
-The transcripts in ``shared/data/tamarin/`` are real ``tamarin-prover interactive`` 1.8.0
+The transcripts in ``environments/tamarin/data/`` are real ``tamarin-prover interactive`` 1.8.0
 exchanges. This server answers each recorded GET path with the recorded body and content type,
 and anything else with 404 and a plain message: it invents nothing, so a driver that makes a
 request the real server was never asked fails loudly. It is not Tamarin.
@@ -8,14 +8,15 @@ request the real server was never asked fails loudly. It is not Tamarin.
 
 from __future__ import annotations
 
-import gzip
 import json
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
+
+from environments.datafiles import open_text
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,10 @@ class Record:
     body: str
 
 
-def read_transcript(path: Path) -> list[Record]:
-    """Records of a JSON Lines transcript, gzip-compressed or plain."""
-    raw = path.read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    return [Record(**json.loads(line)) for line in raw.decode("utf-8").splitlines() if line]
+def read_transcript(path: Traversable) -> list[Record]:
+    """Records of a JSON Lines transcript, plain or compressed (``.gz``, ``.xz``)."""
+    with open_text(path) as lines:
+        return [Record(**json.loads(line)) for line in lines if line.strip()]
 
 
 class ReplayServer:

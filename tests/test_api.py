@@ -43,7 +43,10 @@ def test_catalogue_lists_math_with_its_options_schema(http: httpx.Client) -> Non
     properties = envs["math"]["options_schema"]["properties"]
     assert {"difficulty", "max_attempts"} <= set(properties)
     assert {v["name"] for v in catalogue["verifiers"]} >= {"math", "test.sleep"}
-    assert catalogue["disabled"] == []
+    # Only what needs an absent binary may be disabled, and it says how to enable it.
+    assert {d["name"] for d in catalogue["disabled"]} <= {"tamarin.proof"}
+    assert all(d["reason"] and d["fix"] for d in catalogue["disabled"])
+    assert {"sva/nl2sva-human", "sva/nl2sva-machine", "tamarin/proof"} <= set(envs)
     assert http.get("/v1/envs/math").json() == envs["math"]
 
 

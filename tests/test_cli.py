@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -244,3 +245,68 @@ def test_api_key_and_serve_overrides(keyed_server: LiveServer) -> None:
     assert from_env.exit_code == 0, from_env.output
     wrong = run("envs", "--url", url, "--api-key", "not-the-key")
     assert (wrong.exit_code, "invalid API key" in wrong.stderr) == (1, True)
+
+
+# --- polish: help texts, defaults, configuration errors ---------------------------------------
+
+
+def test_every_option_says_what_it_does_and_its_default() -> None:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    commands = group.commands
+    assert set(commands) >= set(COMMANDS)
+    for name, command in commands.items():
+        ctx = command.context_class(command, info_name=name)
+        for param in command.params:
+            if param.param_type_name != "option" or param.name == "help":
+                continue
+            record = param.get_help_record(ctx)
+            assert record is not None and param.help, (name, param.name)
+            assert "default:" in record[1] or param.required, (name, param.name, record)
+
+
+def test_every_train_option_says_what_it_does_and_its_default() -> None:
+    pytest.importorskip("torch")
+    from clients.train.cli import _parser
+
+    parser = _parser()
+    formatter = parser._get_formatter()
+    for action in parser._actions:
+        if action.dest == "help":
+            continue
+        text = formatter._get_help_string(action) or ""
+        assert action.help, action.dest
+        assert "(default:" in text or "(required)" in text, (action.dest, text)
+
+
+def _serve(**env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "clients.cli", "serve"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "ENVSERVER_LOG_LEVEL": "warning",
+            "ENVSERVER_PORT": str(free_port()),  # should it start after all
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"ENVSERVER_SECRET": "short"}, "error: ENVSERVER_SECRET must be at least 16 characters"),
+        ({"ENVSERVER_PORT": "eighty"}, "error: ENVSERVER_PORT: Input should be a valid integer"),
+        ({"ENVSERVER_SANDBOX_BACKEND": "vm"}, "error: ENVSERVER_SANDBOX_BACKEND: Input should be"),
+    ],
+)
+def test_a_bad_setting_is_one_error_line(env: dict[str, str], message: str) -> None:
+    done = _serve(**env)
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(message), done.stderr

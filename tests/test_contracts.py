@@ -20,6 +20,7 @@ from environments.base import Environment, ResetResult, SingleTurnScoring
 from envserver.registry import discover, get_registry
 from envserver.testing import ROOT
 from envserver.tokens import StateTokens
+from verifiers.tamarin.prover import find_prover
 
 REGISTRY = get_registry()
 ENVS = sorted(REGISTRY.envs)
@@ -27,9 +28,9 @@ VERIFIERS = sorted(REGISTRY.verifiers)
 JUNK = ("", "lorem ipsum dolor")
 SEEDS = (0, 1, 2, 12345, 2**63 - 1)
 MAX_STEPS = 200
-# Verifiers that need an external program (tamarin-prover) to score anything: without it their
-# example is None (tests/test_tamarin_proofs.py checks junk and bad references for them).
-NEEDS_A_TOOL = {"tamarin.proof"}
+# What needs an external program to serve anything, and whether that program is absent here:
+# only those may be disabled (tests/test_tamarin_proofs.py checks that verifier in-process).
+NEEDS_A_TOOL = {"tamarin.proof": lambda: find_prover() is None}
 
 
 def env(env_id: str) -> Environment:
@@ -40,15 +41,43 @@ def dump(result: ResetResult) -> str:
     return json.dumps(asdict(result), sort_keys=True)
 
 
-def test_every_family_loads() -> None:
+def test_every_family_loads_and_only_an_absent_tool_disables_anything() -> None:
     assert ENVS, "no environment registered"
-    assert REGISTRY.disabled == {}, REGISTRY.disabled
+    absent = {name for name, is_absent in NEEDS_A_TOOL.items() if is_absent()}
+    assert set(REGISTRY.disabled) <= absent, REGISTRY.disabled
+    for name, why in REGISTRY.disabled.items():
+        assert why.reason and why.fix, name
 
 
 def test_a_missing_optional_dependency_disables_only_its_family() -> None:
     registry = discover(["tests.plugins.needs_missing"])
-    assert "envserver_tests_missing_dependency" in registry.disabled["tests.plugins.needs_missing"]
+    why = registry.disabled["tests.plugins.needs_missing"]
+    assert "envserver_tests_missing_dependency" in why.reason
+    assert why.fix == "pip install 'envserver[tests.plugins.needs_missing]'"
     assert set(registry.envs) == set(REGISTRY.envs)
+
+
+@pytest.mark.parametrize("verifier", VERIFIERS)
+def test_a_verifier_declares_every_component_its_scores_carry(verifier: str) -> None:
+    # Trainers that stack per-sample dicts (verl) fill what a score lacks from this list.
+    check = REGISTRY.verifiers[verifier]
+    assert check.example is not None
+    scores = [check(*check.example), *(check(junk, check.example[1]) for junk in JUNK)]
+    for score in scores:
+        assert set(score.components) <= set(check.components), (score, check.components)
+    assert check.components or not scores[0].components
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_a_single_turn_environment_scores_with_its_verifiers_components(env_id: str) -> None:
+    environment = env(env_id)
+    if not isinstance(environment, SingleTurnScoring):
+        pytest.skip(f"{env_id} is multi-turn: its step rewards are its own")
+    declared = set(REGISTRY.verifiers[str(environment.spec.verifier)].components)
+    options = environment.spec.options_model()
+    state = environment.reset(5, options).state
+    for action in (environment.expert_action(state), *JUNK):
+        assert set(environment.step(state, action).score.components) <= declared
 
 
 @pytest.mark.parametrize("env_id", ENVS)
@@ -150,8 +179,6 @@ def test_states_round_trip_through_tokens(env_id: str) -> None:
 @pytest.mark.parametrize("verifier", VERIFIERS)
 def test_verifier_example_scores_one_and_junk_is_invalid(verifier: str) -> None:
     check = REGISTRY.verifiers[verifier]
-    if check.example is None and verifier in NEEDS_A_TOOL:
-        pytest.skip(f"{verifier} has an example only where its tool is installed")
     assert check.example is not None, f"{verifier} has no example"
     response, reference = check.example
     assert check(response, reference).reward == 1.0

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from envserver.executor import Call, Executor, Unavailable
+from envserver.executor import Call, Executor, PoolUnavailable
 from envserver.testing import LiveServer
 from envserver.wire import MAX_JSON_DEPTH
 from tests.conftest import make_server
@@ -109,7 +109,7 @@ def test_a_pool_that_cannot_be_replaced_answers_unavailable_and_is_unhealthy(
 ) -> None:
     executor._pool.stop()  # type: ignore[no-untyped-call]
     executor._new_pool = _refuse  # type: ignore[method-assign]
-    with pytest.raises(Unavailable):
+    with pytest.raises(PoolUnavailable):
         asyncio.run(executor.run([Call(add, (1, 1), 10)]))
     for _ in range(executor.max_rebuilds):
         executor.check()

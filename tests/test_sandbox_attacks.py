@@ -2,7 +2,7 @@
 
 Each attack runs on each backend there is here (``local``: full isolation, ``weak``: rlimits,
 seccomp, an own uid and Landlock where the kernel has it; ``docker`` is skipped with the reason
-when no engine answers); the attacks follow ../shared/reference/sandbox.md, sections 2 and 3.3.
+when no engine answers); the attacks follow the project's sandbox reference (sections 2 and 3.3).
 An attack passes when it is contained with the expected outcome *and* the sandbox is healthy
 afterwards: no worker was lost or restarted, every worker still answers ``print("alive")``, and
 no process of the pool's run uids is left on the host (``_healthy`` checks all three after

@@ -8,13 +8,14 @@ import random
 import re
 import time
 from functools import cache
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("pyslang")
 pytest.importorskip("z3")
 
+from environments.datafiles import open_text
+from environments.sva.loader import Split, source
 from environments.sva.mutants import mutants
 from verifiers.sva.api import (
     Assertion,
@@ -27,18 +28,14 @@ from verifiers.sva.api import (
 )
 from verifiers.sva.check import holds_on
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "nl2sva"
 MACHINE_SIGNALS = [f"sig_{c}" for c in "ABCDEFGHIJ"]
 JASPER = CheckOptions()
 IEEE = CheckOptions(unmarked_strong=False)
 
 
 @cache
-def _rows(name: str) -> list[dict[str, str]]:
-    path = DATA / f"nl2sva_{name}.csv"
-    if not path.exists():
-        pytest.skip(f"{path} is not available")
-    with path.open(newline="") as fh:
+def _rows(name: Split) -> list[dict[str, str]]:
+    with open_text(source(name), newline="") as fh:
         return list(csv.DictReader(fh))
 
 

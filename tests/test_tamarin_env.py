@@ -3,7 +3,6 @@ process and over HTTP, and the MCTS client against greedy search."""
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,13 +12,21 @@ import pytest
 
 from clients.http import EnvServerClient
 from clients.proof_search import MCTSConfig, greedy, mcts
-from environments.base import EnvironmentInputError, EpisodeFinished, Expansion, StepResult
+from environments.base import (
+    EnvironmentInputError,
+    EnvironmentUnavailable,
+    EpisodeFinished,
+    Expansion,
+    StepResult,
+)
+from environments.datafiles import open_text
 from environments.tamarin import episode
 from environments.tamarin.family import ProofOptions, TamarinProofEnv
-from environments.tamarin.provers import provers
+from environments.tamarin.provers import RECORDINGS, provers
 from environments.tamarin.replay import ReplayBackend
-from tests.conftest import TAMARIN_DATA
+from tests.conftest import TAMARIN_BATCH
 from verifiers.tamarin.proof import ProofTree, parse_proof, render_proof
+from verifiers.tamarin.prover import find_prover
 from verifiers.tamarin.script import lemma_proof
 
 ENV = TamarinProofEnv()
@@ -64,7 +71,7 @@ def walk(state: Any, actions: Iterator[str] | None = None) -> StepResult:
 
 def recorded_sources(theory: str) -> list[str]:
     name = {"Tutorial": "tutorial"}[theory]
-    with gzip.open(TAMARIN_DATA / f"{name}_interactive_greedy.jsonl.gz", "rt") as lines:
+    with open_text(RECORDINGS / f"{name}_interactive_greedy.jsonl.xz") as lines:
         return [r["body"] for r in map(json.loads, lines) if r["path"].endswith("/source")]
 
 
@@ -105,7 +112,7 @@ def test_rendered_proofs_match_the_scripts_tamarin_printed(lemma: str) -> None:
 
 
 def test_the_complete_batch_script_is_the_greedy_proof_of_client_auth() -> None:
-    complete = (TAMARIN_DATA / "batch" / "Tutorial_complete.spthy").read_text()
+    complete = (TAMARIN_BATCH / "Tutorial_complete.spthy").read_text()
     recorded = lemma_proof(complete, "Client_auth")
     assert isinstance(recorded, ProofTree)
     assert walk(reset().state).info["proof"] == render_proof(recorded)
@@ -185,12 +192,18 @@ def test_off_the_recording_is_an_error_without_a_reward() -> None:
             "oracle heuristics",
         ),
         ({"source": 'theory T begin\n#include "/etc/passwd"\nlemma a: "F"\nend'}, "#include"),
-        ({"source": 'theory Fresh begin\nlemma a: "F"\nend'}, "no Tamarin prover"),
     ],
 )
 def test_bad_resets_say_what_is_wrong(options: dict[str, Any], message: str) -> None:
     with pytest.raises(EnvironmentInputError, match=message):
         ENV.reset(0, ProofOptions(**options))
+
+
+@pytest.mark.skipif(find_prover() is not None, reason="a prover here can serve any theory")
+def test_a_theory_only_a_prover_could_serve_is_the_servers_limit_not_the_callers() -> None:
+    with pytest.raises(EnvironmentUnavailable, match="no Tamarin prover") as raised:
+        ENV.reset(0, ProofOptions(source='theory Fresh begin\nlemma a: "F"\nend'))
+    assert "install Tamarin" in raised.value.why.fix
 
 
 def test_states_of_another_prover_or_theory_are_refused() -> None:
@@ -238,7 +251,7 @@ def test_expanding_a_closing_method_gives_no_branches() -> None:
 
 
 def test_replay_serves_only_recorded_theories() -> None:
-    backend = ReplayBackend([TAMARIN_DATA])
+    backend = ReplayBackend([RECORDINGS])
     assert set(backend.recorded) == {
         "Tutorial",
         "Minimal_Loop_Example",

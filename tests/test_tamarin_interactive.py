@@ -9,7 +9,6 @@ they are labelled so and are not Tamarin output.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -24,6 +23,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from environments.datafiles import open_text
 from environments.tamarin.html import (
     decode_case,
     encode_case,
@@ -48,18 +48,17 @@ from environments.tamarin.model import (
 from environments.tamarin.model import (
     Path as ProofPath,
 )
-from tests.conftest import SHARED
+from environments.tamarin.provers import RECORDINGS
+from tests.conftest import TAMARIN_BATCH
 from tests.tamarin_fake import Record, ReplayServer, read_transcript
 from verifiers.tamarin.prover import Prover, find_prover
 from verifiers.tamarin.theory import Theory, TheoryError, UnknownLemma, parse_theory
 
-DATA = SHARED / "data" / "tamarin"
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason=f"no recorded data at {DATA}")
 
 
 def _transcript(name: str) -> list[Record]:
-    return read_transcript(DATA / f"{name}_interactive_greedy.jsonl.gz")
+    return read_transcript(RECORDINGS / f"{name}_interactive_greedy.jsonl.xz")
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +68,7 @@ def tutorial() -> list[Record]:
 
 @pytest.fixture(scope="module")
 def tree() -> dict[str, Any]:
-    with gzip.open(DATA / "tutorial_explored_tree.json.gz", "rt", encoding="utf-8") as file:
+    with open_text(RECORDINGS / "tutorial_explored_tree.json.xz") as file:
         loaded: dict[str, Any] = json.load(file)
     return loaded
 
@@ -163,7 +162,7 @@ TUTORIAL_LEMMAS = {
 def test_tutorial_greedy_proofs_are_reproduced(
     tutorial: list[Record], fake_tutorial: ReplayServer
 ) -> None:
-    theory = parse_theory((DATA / "batch" / "Tutorial.spthy").read_text(), trusted=True)
+    theory = parse_theory((TAMARIN_BATCH / "Tutorial.spthy").read_text(), trusted=True)
     assert list(theory.lemmas) == list(TUTORIAL_LEMMAS)
     backend = _backend(fake_tutorial)
     try:
@@ -181,7 +180,7 @@ def test_tutorial_greedy_proofs_are_reproduced(
 
 
 def test_tutorial_case_names_and_solved_leaf(fake_tutorial: ReplayServer) -> None:
-    theory = parse_theory((DATA / "batch" / "Tutorial.spthy").read_text(), trusted=True)
+    theory = parse_theory((TAMARIN_BATCH / "Tutorial.spthy").read_text(), trusted=True)
     with_backend = _backend(fake_tutorial)
     try:
         steps = greedy(with_backend, theory, "Client_session_key_secrecy")
@@ -246,7 +245,7 @@ def test_branching_demo_at_an_older_index(
     root (→ 43), then method **2** at ``_`` (→ 44), and re-read ``_`` at 43: unchanged. The
     recorder did not re-read the root after the first application, so this runs through the
     driver's index-level calls (same URLs, same parser) instead of ``apply``."""
-    theory = parse_theory((DATA / "batch" / "Tutorial.spthy").read_text(), trusted=True)
+    theory = parse_theory((TAMARIN_BATCH / "Tutorial.spthy").read_text(), trusted=True)
     backend = _backend(fake_tutorial)
     try:
         idx = backend.theory_index(theory)
@@ -392,7 +391,7 @@ def test_constructed_1_11_style_bodies(tutorial: list[Record]) -> None:
 
 
 def test_errors_at_nodes(fake_tutorial: ReplayServer) -> None:
-    theory = parse_theory((DATA / "batch" / "Tutorial.spthy").read_text(), trusted=True)
+    theory = parse_theory((TAMARIN_BATCH / "Tutorial.spthy").read_text(), trusted=True)
     backend = _backend(fake_tutorial)
     lemma = "Client_session_key_secrecy"
     try:
@@ -418,7 +417,7 @@ def test_errors_at_nodes(fake_tutorial: ReplayServer) -> None:
 
 def test_path_cache_miss_replays(tutorial: list[Record], fake_tutorial: ReplayServer) -> None:
     """A second backend (another replica) continues a path it has never seen."""
-    theory = parse_theory((DATA / "batch" / "Tutorial.spthy").read_text(), trusted=True)
+    theory = parse_theory((TAMARIN_BATCH / "Tutorial.spthy").read_text(), trusted=True)
     first = _backend(fake_tutorial)
     lemma = "Client_session_key_secrecy"
     try:
@@ -437,7 +436,7 @@ def test_path_cache_miss_replays(tutorial: list[Record], fake_tutorial: ReplaySe
 
 
 def test_hung_server_times_out(tutorial: list[Record]) -> None:
-    theory = parse_theory((DATA / "batch" / "Tutorial.spthy").read_text(), trusted=True)
+    theory = parse_theory((TAMARIN_BATCH / "Tutorial.spthy").read_text(), trusted=True)
     hang = "/thy/trace/1/main/proof/Client_session_key_secrecy"
     with ReplayServer(tutorial, hang=[hang]) as fake:
         backend = InteractiveBackend(ExistingServer(fake.base_url), request_timeout_s=0.5)

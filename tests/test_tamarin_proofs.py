@@ -1,5 +1,5 @@
 """Proof scripts, their place in theories and batch-mode verdicts, on recorded real-Tamarin
-1.8.0 output (``shared/data/tamarin/``; read at test time, never copied into the project).
+1.8.0 output (batch runs in ``tests/fixtures/tamarin/``, interactive transcripts as packaged).
 
 Where a test needs ``tamarin-prover`` to run, a stand-in script replays a *recorded* stdout
 (it proves nothing itself); the one test with the real binary is skipped without one.
@@ -7,7 +7,6 @@ Where a test needs ``tamarin-prover`` to run, a stand-in script replays a *recor
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import stat
@@ -19,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import TAMARIN_DATA
+from environments.datafiles import open_text
+from environments.tamarin.provers import RECORDINGS
+from tests.conftest import TAMARIN_BATCH
 from verifiers.tamarin import EXAMPLE_PROOF, EXAMPLE_THEORY, VERIFIER, extract_proof
 from verifiers.tamarin import batch as batch_module
 from verifiers.tamarin.batch import (
@@ -42,10 +43,7 @@ from verifiers.tamarin.prover import Prover, ProverNotFound, find_prover
 from verifiers.tamarin.script import find_proof_slot, insert_proof, lemma_proof
 from verifiers.tamarin.theory import UnknownLemma, parse_theory
 
-BATCH = TAMARIN_DATA / "batch"
-pytestmark = pytest.mark.skipif(
-    not BATCH.is_dir(), reason=f"the recorded Tamarin data is not at {TAMARIN_DATA}"
-)
+BATCH = TAMARIN_BATCH
 TUTORIAL_LEMMAS = (
     "Client_session_key_secrecy",
     "Client_auth",
@@ -61,7 +59,7 @@ def read(name: str) -> str:
 def sources(transcript: str) -> list[str]:
     """The ``source`` bodies of a recorded interactive session (theory text with the proofs
     real Tamarin rendered)."""
-    with gzip.open(TAMARIN_DATA / transcript, "rt", encoding="utf-8") as lines:
+    with open_text(RECORDINGS / transcript) as lines:
         records = [json.loads(line) for line in lines]
     return [r["body"] for r in records if r["path"].endswith("/source")]
 
@@ -77,10 +75,10 @@ def proof_text(theory: str, lemma: str) -> str:
 @pytest.mark.parametrize(
     "transcript",
     [
-        "tutorial_interactive_greedy.jsonl.gz",
-        "minimal_loop_interactive_greedy.jsonl.gz",
-        "keyreneg_interactive_greedy.jsonl.gz",
-        "nslpk3_interactive_greedy.jsonl.gz",
+        "tutorial_interactive_greedy.jsonl.xz",
+        "minimal_loop_interactive_greedy.jsonl.xz",
+        "keyreneg_interactive_greedy.jsonl.xz",
+        "nslpk3_interactive_greedy.jsonl.xz",
     ],
 )
 def test_recorded_greedy_proofs_render_exactly(transcript: str) -> None:
@@ -95,7 +93,7 @@ def test_recorded_greedy_proofs_render_exactly(transcript: str) -> None:
 
 
 def test_greedy_tutorial_proof_sizes() -> None:
-    final = sources("tutorial_interactive_greedy.jsonl.gz")[-1]
+    final = sources("tutorial_interactive_greedy.jsonl.xz")[-1]
     trees = {lemma: lemma_proof(final, lemma) for lemma in TUTORIAL_LEMMAS}
     assert {lemma: tree.size for lemma, tree in trees.items() if tree} == {
         "Client_session_key_secrecy": 5,
@@ -147,7 +145,7 @@ def test_tamarin_reprinted_proofs_parse_and_render_exactly(variant: str) -> None
 
 
 def test_multiline_goals_keep_their_layout_at_any_depth() -> None:
-    final = sources("minimal_loop_interactive_greedy.jsonl.gz")[-1]
+    final = sources("minimal_loop_interactive_greedy.jsonl.xz")[-1]
     tree = lemma_proof(final, "Start_before_Loop")
     assert tree is not None
     goal = next(n.method for n in tree.nodes() if n.method and "\n" in n.method)

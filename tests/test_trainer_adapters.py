@@ -61,14 +61,45 @@ def test_openrlhf_refuses_what_it_cannot_score(base_url: str) -> None:
     one = {"query": ["x"], "labels": ["x"]}
     assert _get_reward(base_url, "nope", one).status_code == 404
     assert _get_reward(base_url, "math", {"query": ["x"], "labels": []}).status_code == 422
-    assert (
-        _get_reward(base_url, "code", {"query": ["x"], "labels": ["not json"]}).status_code == 422
-    )
     assert _get_reward(base_url, "math", one, "?bogus=1").status_code == 422
     # A sample the service could not score is never a made-up 0: OpenRLHF retries a 503.
     crashed = _get_reward(base_url, "test.crash", {"query": ["crash"], "labels": ["x"]})
     assert crashed.status_code == 503 and crashed.headers["retry-after"]
     assert crashed.headers["content-type"].startswith("application/problem+json")
+
+
+def test_openrlhf_mixed_batch_flags_bad_labels_and_keeps_the_good_rewards(base_url: str) -> None:
+    # Unreadable labels are data errors: reward 0, flagged; the other samples keep theirs.
+    batch = {
+        "query": [PROMPT + "\\boxed{42}", PROMPT + "\\boxed{1}", PROMPT + "\\boxed{1}", PROMPT],
+        "prompts": [PROMPT] * 4,
+        "labels": ["42", "", "\\frac{", "7"],
+    }
+    reply = _get_reward(base_url, "math", batch)
+    assert reply.status_code == 200, reply.text
+    data = reply.json()
+    assert data["rewards"] == [1.0, 0.0, 0.0, 0.0] == data["scores"]
+    assert data["extra_logs"]["bad_label"] == [0.0, 1.0, 1.0, 0.0]
+    assert data["extra_logs"]["valid"] == [1.0, 0.0, 0.0, 0.0]  # the last has no answer
+    assert data["extra_logs"]["correct"] == [1.0, 0.0, 0.0, 0.0]
+    # One sample per request, as OpenRLHF sends them: every answer logs the same keys.
+    keys = set()
+    for query, label in (("\\boxed{42}", "42"), ("no answer", "42"), ("\\boxed{1}", "")):
+        one = _get_reward(base_url, "math", {"query": [query], "labels": [label]}).json()
+        keys.add(frozenset(one["extra_logs"]))
+    assert keys == {frozenset({"correct", "valid", "bad_label"})}
+    # A label that is not the JSON a structured verifier's references are: the same.
+    code = {"query": ["```python\ndef f(x):\n    return 2 * x\n```"] * 2}
+    reply = _get_reward(base_url, "code", {**code, "labels": ["not json", CODE_LABEL]})
+    assert reply.json()["rewards"] == [0.0, 1.0]
+    assert reply.json()["extra_logs"]["bad_label"] == [1.0, 0.0]
+    # Every label bad: nothing to score, still an answer.
+    reply = _get_reward(base_url, "math", {"query": ["a", "b"], "labels": ["", None]})
+    assert reply.json()["rewards"] == [0.0, 0.0]
+    # An infrastructure failure in the same batch is still a 503 (retried), never a 0.
+    mixed = {"query": ["ok", "crash", "x"], "labels": ["ok", "x", ""]}
+    crashed = _get_reward(base_url, "test.crash", mixed)
+    assert crashed.status_code == 503, crashed.text
 
 
 def test_trl_reward_function(base_url: str) -> None:
@@ -123,6 +154,31 @@ def test_verl_compute_score_forms(base_url: str) -> None:
         compute_score("x", "crash", "x", url=base_url, verifier="test.crash")
 
 
+def test_verl_results_carry_the_same_keys(base_url: str) -> None:
+    # Right, wrong, no final answer (no components from the server), unusable ground truth, and
+    # a code sample: verl stacks these dicts into columns, so every key must be in every dict.
+    responses = ["\\boxed{4}", "\\boxed{5}", "I am not sure.", "\\boxed{1}", "print(2)"]
+    truths: list[object] = ["4", "4", "4", "\\frac{", json.loads(CODE_LABEL)]
+    sources = ["openai/gsm8k"] * 4 + ["codecontests"]
+    scores = compute_score_batch(sources, responses, truths, None, url=base_url)
+    keys = set(scores[0])
+    assert all(set(score) == keys for score in scores), scores
+    assert {"score", "bad_reference", "correct", "passed", "quality_ratio"} <= keys
+    assert [s["score"] for s in scores] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [s["bad_reference"] for s in scores] == [0.0, 0.0, 0.0, 1.0, 0.0]
+    assert scores[2]["correct"] == 0.0  # filled with the neutral value
+    # The per-sample form (verl's naive manager, the reward loop) gives the same dicts.
+    for source, response, truth, batched in zip(sources, responses, truths, scores, strict=True):
+        assert compute_score(source, response, truth, url=base_url) == batched
+    # A pinned verifier keeps only its own components.
+    pinned = compute_score_batch(
+        sources[:4], responses[:4], truths[:4], url=base_url, verifier="math"
+    )
+    assert all(set(score) == {"score", "bad_reference", "correct"} for score in pinned)
+    chosen = compute_score("math", "\\boxed{4}", "4", url=base_url, components=["correct", "other"])
+    assert chosen == {"score": 1.0, "bad_reference": 0.0, "correct": 1.0, "other": 0.0}
+
+
 def test_trl_environment_drives_an_episode(base_url: str) -> None:
     make = environment_factory("math", base_url=base_url)
     env = make()
@@ -166,6 +222,8 @@ def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.Monk
 
     wrong, right = asyncio.run(play())
     assert not wrong["done"] and wrong["environment_feedback"]
+    # Every step logs the same keys, so OpenRLHF can merge the samples' logs.
+    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "correct"}  # type: ignore[arg-type]
     assert float(wrong["rewards"]) == 0.0  # type: ignore[arg-type]
     assert right["done"] and torch.equal(right["rewards"], torch.tensor(1.0))
     # A JSON label names the episode by seed and options instead.

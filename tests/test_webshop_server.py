@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 
 from environments.webshop.family import WebShopOptions
 from envserver.testing import LiveServer
+from tests.browser import chromium
 from tests.conftest import make_server
 from tests.webshop_support import server_env, small_config, small_env
 
@@ -166,22 +166,6 @@ def test_the_store_refuses_bad_input_with_4xx(http: httpx.Client) -> None:
     assert empty.status_code == 200 and "id='notice'" in empty.text
 
 
-def _chromium_driver() -> Any:
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (browser and driver):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (make setup)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = browser
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(executable_path=driver), options=options)
-    browser.implicitly_wait(10)  # element look-ups wait for a slow page instead of failing
-    return browser
-
-
 def test_a_person_shops_in_a_real_browser(shop_server: LiveServer, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
@@ -189,7 +173,7 @@ def test_a_person_shops_in_a_real_browser(shop_server: LiveServer, tmp_path: Pat
 
     env = small_env()
     state = env.reset(0, WebShopOptions(split="test", goal_index=11)).state
-    browser = _chromium_driver()
+    browser = chromium()
 
     def press(element: Any) -> None:
         # Every button submits a form: wait for the next page before reading it.

@@ -11,6 +11,23 @@ from pydantic import BaseModel, ConfigDict
 from verifiers.score import Score
 
 
+@dataclass(frozen=True)
+class Unavailable:
+    """Why a verifier or environment can serve nothing on this server, and what would fix it
+    (the extra to install, the variable to set, the binary to put on PATH).
+
+    A family module exports ``UNAVAILABLE: dict[str, Unavailable]`` (keyed by environment id or
+    verifier name) for what it defines but cannot serve here; the server lists those under
+    ``disabled`` in its catalogue and answers 503 with this reason and fix when they are asked for.
+    """
+
+    reason: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.reason}; to enable it: {self.fix}" if self.fix else self.reason
+
+
 class NoOptions(BaseModel):
     """Options schema of a check that takes none."""
 
@@ -27,6 +44,8 @@ class Verifier:
     the catalogue. ``timeout_s`` is the default hard limit per item; the server kills the worker
     when it is exceeded. ``example`` is a ``(response, reference)`` pair that scores 1: the
     contract tests check it, and workers run it once at start-up so the first real item is warm.
+    ``components`` names every component an ``ok``/``invalid`` score of this check may carry, so
+    a trainer that needs the same keys for every sample (verl) can fill the ones a score lacks.
     """
 
     name: str
@@ -36,6 +55,7 @@ class Verifier:
     options_model: type[BaseModel] = NoOptions
     timeout_s: float = 10.0
     example: tuple[str, Any] | None = None
+    components: tuple[str, ...] = ()
 
     def __call__(self, response: str, reference: Any, options: BaseModel | None = None) -> Score:
         """Score ``response`` against ``reference``; options default to the model's defaults."""

@@ -125,17 +125,17 @@ def _parse_reference(reference: str) -> tuple[Any, ...]:
 
 def _gold(reference: Any) -> tuple[Any, ...] | Score:
     if isinstance(reference, bool) or not isinstance(reference, (str, int, float)):
-        return Score.error("the math reference must be a string or a number")
+        return Score.bad_reference("the math reference must be a string or a number")
     try:
         gold = _parse_reference(str(reference))
     except TimeoutException:
-        return Score.error("the reference took too long to parse")
+        return Score.error("the reference took too long to parse")  # load, maybe: retryable
     except Exception as exc:  # math-verify raises many kinds; all mean an unusable reference
-        return Score.error(f"the reference could not be parsed: {type(exc).__name__}")
+        return Score.bad_reference(f"the reference could not be parsed: {type(exc).__name__}")
     if not gold:
-        return Score.error("the reference could not be parsed")
+        return Score.bad_reference("the reference could not be parsed")
     if all(isinstance(g, sympy.Basic) and g.has(sympy.nan, sympy.zoo) for g in gold[:1]):
-        return Score.error("the reference is not a finite value")
+        return Score.bad_reference("the reference is not a finite value")
     return gold
 
 
@@ -206,5 +206,6 @@ VERIFIER = Verifier(
     check=check_math,
     options_model=MathOptions,
     timeout_s=10.0,
+    components=("correct",),
     example=("So the answer is $\\boxed{\\frac{1}{2}}$.", "0.5"),
 )

@@ -16,6 +16,12 @@ Status = Literal["ok", "invalid", "timeout", "error"]
 """
 
 STATUSES: tuple[Status, ...] = ("ok", "invalid", "timeout", "error")
+FAILURE_KIND = "failure_kind"
+"""The ``extra`` key that says what an ``error`` was (NeMo Gym's name for it)."""
+BAD_REFERENCE = "bad_reference"
+"""``extra["failure_kind"]`` of an ``error`` caused by the item's reference (unreadable,
+malformed): a data error that fails the same way every time, not an infrastructure failure.
+Adapters for trainers that cannot mask a sample score it 0 and flag it (OpenRLHF, verl)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +73,9 @@ class Score:
     def error(cls, detail: str) -> Score:
         """Infrastructure failed; no reward, so trainers mask the item."""
         return cls(None, "error", {}, detail)
+
+    @classmethod
+    def bad_reference(cls, detail: str) -> Score:
+        """The item's reference cannot be used (a data error); no reward, marked so callers can
+        tell it from an infrastructure failure."""
+        return cls(None, "error", {}, detail, {FAILURE_KIND: BAD_REFERENCE})

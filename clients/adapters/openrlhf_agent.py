@@ -8,7 +8,9 @@ prompt column should then hold that task's prompt, as ``reset`` returned it), or
 ``{"seed": 42, "options": {...}}``. Every model turn is one ``step``; the environment's reply is
 appended as feedback until the episode ends; rewards are per step (OpenRLHF sums them). A step
 the service could not score raises, since OpenRLHF cannot mask a sample and a made-up 0 would
-poison training.
+poison training. Every step's ``extra_logs`` has the same keys (``valid`` and the components the
+environment's verifier declares, 0.0 where a step lacks one): OpenRLHF merges the samples' logs
+key by key, and a key some samples lack breaks the batch.
 """
 
 from __future__ import annotations
@@ -37,6 +39,20 @@ except ImportError:  # elsewhere: plain bases, so the file stays importable and 
 
         def __init__(self, agent_instance_cls: type[Any]) -> None:
             self.agent_instance_cls = agent_instance_cls
+
+
+_LOG_KEYS: dict[str, tuple[str, ...]] = {}
+
+
+async def _log_keys(client: AsyncEnvServerClient, env_id: str) -> tuple[str, ...]:
+    """The components every step of ``env_id`` logs: those its verifier declares (none for an
+    environment without one). Asked once per process."""
+    if env_id not in _LOG_KEYS:
+        catalogue = await client.envs()
+        verifier = next((e.verifier for e in catalogue.envs if e.id == env_id), None)
+        declared = next((v.components for v in catalogue.verifiers if v.name == verifier), [])
+        _LOG_KEYS[env_id] = tuple(declared)
+    return _LOG_KEYS[env_id]
 
 
 class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
@@ -69,6 +85,7 @@ class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
             raise RuntimeError("step before reset")
         async with AsyncEnvServerClient() as client:
             result = await client.step(self.env, self.state, states["action_text"])
+            keys = await _log_keys(client, self.env)
         if result.reward is None:
             raise RuntimeError(
                 f"{self.env} could not score the step: {result.status}: {result.detail}"
@@ -82,7 +99,10 @@ class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
             "environment_feedback": "" if done else "\n" + observation_text(result.observation),
             "done": done,
             "sampling_params": states.get("sampling_params"),
-            "extra_logs": {name: torch.tensor(value) for name, value in result.components.items()},
+            "extra_logs": {
+                "valid": torch.tensor(float(result.status == "ok")),
+                **{k: torch.tensor(result.components.get(k, 0.0)) for k in keys},
+            },
         }
 
 

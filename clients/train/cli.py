@@ -1,42 +1,105 @@
-"""``envserver-train``: GRPO on a service environment from the command line.
+"""envserver-train: GRPO on a service environment from the command line.
 
 envserver-train --env math --model PATH [--device cuda] [--steps 200] [--url URL]
+
+Exit codes: 0 done; 1 the service refused or failed (its problem's detail is the ``error:``
+line), or could not be reached; 2 bad usage (an option, a model or dataset that cannot be read).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import fields
+import sys
+from dataclasses import MISSING, Field, fields
+from pathlib import Path
+from typing import Any, NoReturn
 
+from clients.errors import EnvServerError
 from clients.train.trainer import GRPOTrainer, TrainConfig
+
+EXIT_SERVER = 1
+EXIT_USAGE = 2
+# Options spelled differently from their config field.
+FLAGS = {"base_url": "--url"}
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Every option's help ends with its default, or says it is required."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.required:
+            return f"{text} (required)"
+        if action.default is None:
+            return text if "default" in text else f"{text} (default: none)"
+        return super()._get_help_string(action)
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return value
+
+
+def _add(parser: argparse.ArgumentParser, spec: Field[Any]) -> None:
+    flag = FLAGS.get(spec.name, "--" + spec.name.replace("_", "-"))
+    help_text = str(spec.metadata["help"])
+    if spec.default is MISSING and spec.default_factory is MISSING:
+        parser.add_argument(flag, dest=spec.name, required=True, help=help_text)
+    elif spec.default_factory is dict:
+        parser.add_argument(flag, dest=spec.name, type=_json_object, default={}, help=help_text)
+    elif isinstance(spec.default, bool):
+        parser.add_argument(
+            flag, dest=spec.name, action=argparse.BooleanOptionalAction, default=spec.default,
+            help=help_text,
+        )  # fmt: skip
+    else:
+        kind = type(spec.default) if spec.default is not None else str
+        parser.add_argument(flag, dest=spec.name, type=kind, default=spec.default, help=help_text)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="envserver-train", description=__doc__.split("\n")[0])
-    parser.add_argument("--model", required=True, help="a local model directory (or hub id)")
-    parser.add_argument("--url", dest="base_url", help="the service (default ENVSERVER_URL)")
-    parser.add_argument("--env-options", type=json.loads, default={}, help="JSON options of reset")
-    parser.add_argument("--verifier", help="score with this verifier instead of an environment")
-    parser.add_argument("--dataset", help="with --verifier: JSONL of {prompt, reference}")
+    parser = argparse.ArgumentParser(
+        prog="envserver-train",
+        description=(__doc__ or "").split("\n", maxsplit=1)[0],
+        formatter_class=_HelpFormatter,
+    )
     for spec in fields(TrainConfig):
-        if spec.name in ("model", "base_url", "env_options", "verifier", "dataset"):
-            continue
-        flag = "--" + spec.name.replace("_", "-")
-        default = spec.default
-        if isinstance(default, bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=default)
-        else:
-            kind = type(default) if default is not None else str
-            parser.add_argument(flag, type=kind, default=default)
+        _add(parser, spec)
     return parser
 
 
+def _fail(message: str, code: int) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Train, printing the first and last step's mean reward."""
-    args = vars(_parser().parse_args(argv))
-    config = TrainConfig(**args)
-    history = GRPOTrainer(config).train()
+    """Train, printing where the run's files go and the first and last step's mean reward."""
+    config = TrainConfig(**vars(_parser().parse_args(argv)))
+    # Stated as an absolute path: a relative one depends on where the command was started.
+    config.output_dir = str(Path(config.output_dir).resolve())
+    print(f"writing metrics, checkpoints and curves to {config.output_dir}", file=sys.stderr)
+    try:
+        trainer = GRPOTrainer(config)
+    except EnvServerError as exc:
+        _fail(str(exc), EXIT_SERVER)
+    except (ValueError, OSError) as exc:  # the options, the model or the dataset
+        _fail(_first_line(exc), EXIT_USAGE)
+    try:
+        history = trainer.train()
+    except EnvServerError as exc:
+        _fail(str(exc), EXIT_SERVER)
     if history:
         first, last = history[0], history[-1]
         print(

@@ -31,35 +31,78 @@ from envserver.wire import ChatMessage
 SEED_STRIDE = 1_000_003  # seeds of different runs do not overlap
 
 
+def _help(text: str) -> dict[str, str]:
+    """A config field's command-line help (``envserver-train --help`` shows it with the default)."""
+    return {"help": text}
+
+
 @dataclass
 class TrainConfig:
-    """Everything a run needs; saved next to its checkpoints."""
+    """Everything a run needs; saved next to its checkpoints. Each field is an option of
+    ``envserver-train`` (``--max-new-tokens`` for ``max_new_tokens``), with this help."""
 
-    model: str
-    env: str = "math"
-    env_options: dict[str, Any] = field(default_factory=dict)
-    # Instead of an environment: prompts and references from a JSONL file ({"prompt",
-    # "reference"} per line, cycled), scored by this verifier through /v1/verify.
-    verifier: str | None = None
-    dataset: str | None = None
-    output_dir: str = "runs/grpo"
-    base_url: str | None = None
-    api_key: str | None = None
-    device: str = "cpu"
-    steps: int = 100
-    prompts_per_step: int = 4
-    group_size: int = 8
-    max_new_tokens: int = 64
-    temperature: float = 1.0
-    learning_rate: float = 1e-5
-    epsilon: float = 0.2
-    beta: float = 0.04
-    micro_batch_size: int = 16  # sequences per forward/backward; gradients accumulate over the rest
-    overlap: bool = True
-    max_turns: int = 1  # >1: multi-turn episodes (set the env's options to allow that many)
-    turn_rewards: str = "sum"  # multi-turn: "sum" of step rewards, or the "final" step's only
-    checkpoint_every: int = 50
-    seed: int = 0
+    model: str = field(metadata=_help("a local model directory (or a hub id)"))
+    env: str = field(
+        default="math",
+        metadata=_help("the environment whose episodes give the prompts and rewards"),
+    )
+    env_options: dict[str, Any] = field(
+        default_factory=dict, metadata=_help("reset options of the environment, as JSON")
+    )
+    verifier: str | None = field(
+        default=None,
+        metadata=_help("score with this verifier instead of an environment (with --dataset)"),
+    )
+    dataset: str | None = field(
+        default=None,
+        metadata=_help('with --verifier: a JSONL file of {"prompt", "reference"}, cycled'),
+    )
+    output_dir: str = field(
+        default="runs/grpo",
+        metadata=_help("where metrics.jsonl, checkpoint/ and curves.png go (relative: to here)"),
+    )
+    base_url: str | None = field(
+        default=None, metadata=_help("the service's URL (default: ENVSERVER_URL, else local)")
+    )
+    api_key: str | None = field(
+        default=None, metadata=_help("the service's API key (default: ENVSERVER_API_KEY)")
+    )
+    device: str = field(default="cpu", metadata=_help("torch device: cpu, cuda, cuda:1, ..."))
+    steps: int = field(default=100, metadata=_help("optimizer steps in the run"))
+    prompts_per_step: int = field(default=4, metadata=_help("prompts (episodes) per step"))
+    group_size: int = field(
+        default=8, metadata=_help("completions sampled per prompt (the GRPO group)")
+    )
+    max_new_tokens: int = field(
+        default=64, metadata=_help("tokens generated per completion (per turn)")
+    )
+    temperature: float = field(default=1.0, metadata=_help("sampling temperature"))
+    learning_rate: float = field(default=1e-5, metadata=_help("AdamW learning rate"))
+    epsilon: float = field(default=0.2, metadata=_help("clip range of the probability ratio"))
+    beta: float = field(
+        default=0.04, metadata=_help("weight of the KL penalty to the frozen reference (0: none)")
+    )
+    micro_batch_size: int = field(
+        default=16,
+        metadata=_help("sequences per forward/backward; gradients accumulate over the rest"),
+    )
+    overlap: bool = field(
+        default=True, metadata=_help("generate the next batch while the service scores this one")
+    )
+    max_turns: int = field(
+        default=1,
+        metadata=_help("above 1: multi-turn episodes (give the environment that many attempts)"),
+    )
+    turn_rewards: str = field(
+        default="sum",
+        metadata=_help('multi-turn: "sum" of the step rewards, or the "final" step\'s only'),
+    )
+    checkpoint_every: int = field(
+        default=50, metadata=_help("save a resumable checkpoint every this many steps")
+    )
+    seed: int = field(
+        default=0, metadata=_help("seed of the prompts drawn and of torch's sampling")
+    )
 
 
 @dataclass
@@ -89,6 +132,8 @@ class GRPOTrainer:
         tokenizer: Any = None,
     ) -> None:
         self.config = config
+        self.client = EnvServerClient(config.base_url, api_key=config.api_key)
+        self._check_target()  # before minutes of model loading
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(config.device)
@@ -102,7 +147,6 @@ class GRPOTrainer:
         self.model.to(self.device)
         self.reference = copy.deepcopy(self.model).eval() if config.beta > 0 else None
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
-        self.client = EnvServerClient(config.base_url, api_key=config.api_key)
         self.dataset: list[dict[str, Any]] | None = None
         if config.dataset is not None:
             if config.verifier is None or config.max_turns > 1:
@@ -111,6 +155,23 @@ class GRPOTrainer:
             self.dataset = [json.loads(line) for line in lines if line.strip()]
         self.step = 0
         self._resume()
+
+    def _check_target(self) -> None:
+        """Raise now, with the server's reason, if it cannot serve what this run scores with:
+        ``UnavailableError`` (disabled there, with the fix), ``ClientError`` (unknown), or
+        ValueError for a verifier it does not offer."""
+        if self.config.verifier is None:
+            self.client.env(self.config.env)
+            return
+        catalogue = self.client.envs()
+        if any(v.name == self.config.verifier for v in catalogue.verifiers):
+            return
+        why = next((d for d in catalogue.disabled if d.name == self.config.verifier), None)
+        if why is None:
+            raise ValueError(f"the service has no verifier {self.config.verifier!r}")
+        raise ValueError(
+            f"the service cannot serve verifier {why.name!r}: {why.reason}; to enable it: {why.fix}"
+        )
 
     # -- checkpoints -------------------------------------------------------------------------
 

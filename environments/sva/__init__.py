@@ -1,32 +1,19 @@
 """The ``sva`` family: NL2SVA (English sentence → SystemVerilog Assertion), scored by design-free
-property equivalence (``verifiers.sva``): FVEval's NL2SVA-Human and -Machine sets (when
-``ENVSERVER_NL2SVA_DATA`` names the folder holding them) and a seeded generator."""
+property equivalence (``verifiers.sva``): FVEval's NL2SVA-Human and -Machine sets (shipped in
+``data/``; ``ENVSERVER_NL2SVA_DATA`` may replace them) and a seeded generator."""
 
 from __future__ import annotations
 
-import logging
-
-from environments.single_turn import SingleTurnEnvironment
+from environments.single_turn import SingleTurnEnvironment, TaskFamily
 from environments.sva.family import GeneratedFamily, Nl2SvaDataset
-from environments.sva.loader import DATA_ENV, data_dir
+from environments.sva.loader import SPLITS, unavailable
+from verifiers.base import Unavailable
 
-
-def _environments() -> tuple[SingleTurnEnvironment, ...]:
-    envs = [SingleTurnEnvironment(GeneratedFamily())]
-    try:
-        folder = data_dir()
-    except RuntimeError as exc:
-        # The FVEval sets are data, not code: without them only the generator is served.
-        logging.getLogger("envserver").warning("sva/nl2sva-* not served: %s", exc)
-        return tuple(envs)
-    if not folder.is_dir():
-        logging.getLogger("envserver").warning(
-            "sva/nl2sva-* not served: %s=%s is not a folder", DATA_ENV, folder
-        )
-        return tuple(envs)
-    for split in ("human", "machine"):
-        envs.append(SingleTurnEnvironment(Nl2SvaDataset(split)))
-    return tuple(envs)
-
-
-ENVIRONMENTS = _environments()
+_FAMILIES: tuple[TaskFamily, ...] = (GeneratedFamily(), *(Nl2SvaDataset(s) for s in SPLITS))
+ENVIRONMENTS = tuple(SingleTurnEnvironment(family) for family in _FAMILIES)
+_WHY = unavailable()
+UNAVAILABLE: dict[str, Unavailable] = (
+    {} if _WHY is None else {f"sva/nl2sva-{split}": _WHY for split in SPLITS}
+)
+"""The FVEval sets when the configured data cannot be read (the registry lists them as
+disabled; the generator is served either way)."""

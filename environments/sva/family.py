@@ -6,14 +6,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from environments.base import EnvironmentInputError
+from environments.base import EnvironmentUnavailable
 from environments.single_turn import Task, TaskFamily
 from environments.sva.generator import LEVELS, GeneratedOptions, generate_task
-from environments.sva.loader import DataUnavailable, Split, dataset
+from environments.sva.loader import DATA_ENV, DataUnavailable, Split, dataset
 from environments.sva.prompt import fenced, nl2sva_prompt
+from verifiers.base import Unavailable
 from verifiers.sva import NL2SVA
 
 VERSION = "1"
+_DATA_FIX = f"check the files {DATA_ENV} names, or unset it to serve the packaged sets"
 
 
 class DatasetOptions(BaseModel):
@@ -49,16 +51,15 @@ class Nl2SvaDataset(TaskFamily):
         self.description = (
             f"FVEval NL2SVA-{split.capitalize()}: {what}. Translate an English sentence "
             "into an SVA assertion; scored by design-free property equivalence with the "
-            "reference (1 equivalent, partial credit one-way, 0 otherwise). Needs "
-            "ENVSERVER_NL2SVA_DATA."
+            "reference (1 equivalent, partial credit one-way, 0 otherwise)."
         )
 
     def generate(self, seed: int, options: Any) -> Task:
         """The row seed ``seed`` names, its FVEval prompt and its reference."""
         try:
             rows = dataset(self.split).rows
-        except DataUnavailable as exc:
-            raise EnvironmentInputError(str(exc)) from None
+        except DataUnavailable as exc:  # the server's data, not the caller's input
+            raise EnvironmentUnavailable(Unavailable(str(exc), _DATA_FIX)) from None
         row = rows[seed % len(rows)]
         human = self.split == "human"
         return Task(

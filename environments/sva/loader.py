@@ -1,8 +1,10 @@
 """FVEval's NL2SVA sets (``nl2sva_human.csv``, ``nl2sva_machine.csv``) read into served rows.
 
-Every reference is parsed and elaborated in its testbench by the checker and scanned for
-tautology; rows that fail are *reported* (``Dataset.excluded``, with the reason), never served
-(FVEval ships 11 illegal Machine references and 2 tautologies, reference §1).
+The sets ship with the package (``data/``, Apache-2.0, xz-compressed); ``ENVSERVER_NL2SVA_DATA``
+may name a folder whose files replace them. Every reference is parsed and elaborated in its
+testbench by the checker and scanned for tautology; rows that fail are *reported*
+(``Dataset.excluded``, with the reason), never served (FVEval ships 11 illegal Machine
+references and 2 tautologies, reference §1).
 """
 
 from __future__ import annotations
@@ -12,14 +14,22 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cache
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
+from environments.datafiles import COMPRESSIONS, READ_ERRORS, open_text
+from verifiers.base import Unavailable
 from verifiers.sva.api import CheckOptions, SvaError, is_tautology, parse_assertion
 
+PACKAGED = files("environments.sva").joinpath("data")
+"""FVEval's two sets as shipped (``nl2sva_<split>.csv.xz``, licence in ``data/LICENSE``)."""
 DATA_ENV = "ENVSERVER_NL2SVA_DATA"
-"""The folder holding ``nl2sva_human.csv`` and ``nl2sva_machine.csv``."""
+"""A folder whose ``nl2sva_human.csv`` / ``nl2sva_machine.csv`` (plain, ``.gz`` or ``.xz``)
+replace the packaged sets; a split it lacks is read from the package."""
 Split = Literal["human", "machine"]
+SPLITS: tuple[Split, ...] = ("human", "machine")
 # Generous: a scan decides what is served, so it must not depend on machine load.
 SCAN_OPTIONS = CheckOptions(timeout_s=60.0)
 
@@ -29,7 +39,7 @@ csv.field_size_limit(1 << 24)
 
 
 class DataUnavailable(RuntimeError):
-    """The NL2SVA files are not configured or not readable."""
+    """The NL2SVA files are not readable."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +82,29 @@ class Dataset:
     excluded: tuple[Excluded, ...]
 
 
-def data_dir() -> Path:
-    """The configured folder; raises DataUnavailable when ``ENVSERVER_NL2SVA_DATA`` is unset."""
+def unavailable() -> Unavailable | None:
+    """Why the configured data cannot be served (``ENVSERVER_NL2SVA_DATA`` names no folder), and
+    the fix; None when it can. Cheap: nothing is read."""
     value = os.environ.get(DATA_ENV)
-    if not value:
-        raise DataUnavailable(f"{DATA_ENV} is not set (the folder holding nl2sva_*.csv)")
-    return Path(value)
+    if value and not Path(value).is_dir():
+        return Unavailable(
+            f"{DATA_ENV}={value} is not a folder",
+            f"point {DATA_ENV} at a folder holding nl2sva_human.csv and/or nl2sva_machine.csv, "
+            "or unset it to serve the packaged FVEval sets",
+        )
+    return None
+
+
+def source(split: Split) -> Traversable:
+    """The file ``split`` is read from: the configured folder's if it holds one, else the
+    packaged set."""
+    value = os.environ.get(DATA_ENV)
+    if value:
+        for compression in COMPRESSIONS:
+            candidate = Path(value) / f"nl2sva_{split}.csv{compression}"
+            if candidate.is_file():
+                return candidate
+    return PACKAGED.joinpath(f"nl2sva_{split}.csv.xz")
 
 
 def mentioned_signals(split: Split, sentence: str) -> tuple[str, ...]:
@@ -96,12 +123,13 @@ def allowed_signals(split: Split, sentence: str) -> tuple[str, ...] | None:
     return _MACHINE_SIGNALS if split == "machine" else None
 
 
-def read_rows(path: Path, split: Split) -> list[Row]:
-    """Every row of one CSV, unchecked. Raises DataUnavailable if the file cannot be read."""
+def read_rows(path: Traversable, split: Split) -> list[Row]:
+    """Every row of one CSV (plain or compressed), unchecked. Raises DataUnavailable if the file
+    cannot be read or decompressed."""
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
+        with open_text(path, newline="") as handle:
             records = list(csv.DictReader(handle))
-    except OSError as exc:
+    except READ_ERRORS as exc:
         raise DataUnavailable(f"cannot read {path}: {exc}") from None
     rows = []
     for record in records:
@@ -137,9 +165,10 @@ def screen(row: Row) -> Excluded | None:
     return None
 
 
-def load(split: Split, folder: Path | None = None) -> Dataset:
-    """The served rows of ``split`` and the excluded ones with reasons."""
-    path = (folder or data_dir()) / f"nl2sva_{split}.csv"
+def load(split: Split, path: Traversable | None = None) -> Dataset:
+    """The served rows of ``split`` (from ``path``, default ``source(split)``) and the excluded
+    ones with reasons."""
+    path = path or source(split)
     served: list[Row] = []
     excluded: list[Excluded] = []
     for row in read_rows(path, split):

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from environments.base import (
     Branch,
     EnvironmentInputError,
+    EnvironmentUnavailable,
     EnvSpec,
     EpisodeFinished,
     Expansion,
@@ -29,8 +30,9 @@ from environments.tamarin.model import (
     TamarinError,
     one_line,
 )
-from environments.tamarin.provers import provers
+from environments.tamarin.provers import INSTALL_HINT, provers
 from environments.tamarin.render import observation, resolve_action, view_info
+from verifiers.base import Unavailable
 from verifiers.score import Score
 from verifiers.tamarin.proof import render_proof
 from verifiers.tamarin.theory import (
@@ -138,8 +140,8 @@ class TamarinProofEnv:
     def _backend(self, theory: Theory) -> ProofBackend:
         try:
             return provers().backend(theory)
-        except ProverUnavailable as exc:
-            raise EnvironmentInputError(str(exc)) from None
+        except ProverUnavailable as exc:  # this server's configuration, not the caller's input
+            raise EnvironmentUnavailable(Unavailable(str(exc), INSTALL_HINT)) from None
 
     def _open(self, state: Any) -> _Episode:
         if not isinstance(state, dict) or not {"theory", "lemma", "proof", "focus"} <= set(state):
@@ -168,8 +170,8 @@ class TamarinProofEnv:
         if theory_id is None and options.source is None:
             pairs = provers().servable()
             if not pairs:
-                raise EnvironmentInputError(
-                    "this server can serve no theory: no Tamarin binary and no recordings"
+                raise EnvironmentUnavailable(
+                    Unavailable("this server can serve no theory", INSTALL_HINT)
                 )
             theory_id, lemma = pairs[seed % len(pairs)]
         theory = self._theory(theory_id, options.source)
@@ -199,7 +201,9 @@ class TamarinProofEnv:
         opened = _Episode(state, theory, backend)
         try:
             view = self._view(opened, state)
-        except (UnknownLemma, TheoryError, ProverUnavailable, ProverCrashed) as exc:
+        except ProverUnavailable as exc:
+            raise EnvironmentUnavailable(Unavailable(str(exc), INSTALL_HINT)) from None
+        except (UnknownLemma, TheoryError, ProverCrashed) as exc:
             raise EnvironmentInputError(str(exc)) from None
         result = self._settle(opened, state, view)
         offered = {"lemmas": list(lemmas), "theories": sorted(provers().theories)}

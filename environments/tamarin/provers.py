@@ -6,8 +6,9 @@ Configured through the environment (read once per worker process):
   ``auto`` takes the research fork ``tamarin-prover-json`` when it is on PATH, else
   ``tamarin-prover`` (or ``$TAMARIN_PROVER``) through its interactive server, else the replay
   of recorded theories.
-- ``ENVSERVER_TAMARIN_RECORDINGS``: recorded real-Tamarin data for the replay backend (files or
-  folders, separated by ``:``).
+- ``ENVSERVER_TAMARIN_RECORDINGS``: more recorded real-Tamarin data for the replay backend (files
+  or folders, separated by ``:``), added to the recordings that ship in ``data/`` (recordings of
+  the same theory merge).
 - ``ENVSERVER_TAMARIN_THEORIES``: more ``.spthy`` theories to offer (files or folders), e.g.
   Tamarin's own examples or the paper's case studies; the id of a theory is its file's stem.
 """
@@ -18,17 +19,23 @@ import atexit
 import os
 from dataclasses import dataclass, field
 from functools import cache, cached_property
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Literal
 
 from environments.tamarin.backend import ProofBackend
 from environments.tamarin.model import ProverUnavailable
 from environments.tamarin.replay import ReplayBackend
+from verifiers.base import Unavailable
 from verifiers.tamarin.prover import find_prover
 from verifiers.tamarin.theory import Theory, TheoryError, parse_theory
 
 BackendChoice = Literal["auto", "interactive", "json-api", "replay"]
 SHIPPED = Path(__file__).with_name("theories")
+RECORDINGS = files("environments.tamarin").joinpath("data")
+"""The recorded real-Tamarin runs that ship with the package (GPL-3.0 data: data/NOTICE.md)."""
+RECORDINGS_ENV = "ENVSERVER_TAMARIN_RECORDINGS"
 INSTALL_HINT = "install Tamarin (see environments/tamarin/README.md) or set TAMARIN_PROVER"
 
 
@@ -48,7 +55,7 @@ class Provers:
     """The backends of this process, started on first use and stopped at exit."""
 
     choice: BackendChoice = "auto"
-    recordings: list[Path] = field(default_factory=list)
+    recordings: list[Traversable] = field(default_factory=list)
     theory_paths: list[Path] = field(default_factory=list)
 
     @classmethod
@@ -59,7 +66,7 @@ class Provers:
             raise ValueError(f"ENVSERVER_TAMARIN_BACKEND={choice!r} is not a backend")
         return cls(
             choice,  # type: ignore[arg-type] # checked above
-            _paths("ENVSERVER_TAMARIN_RECORDINGS"),
+            [RECORDINGS, *_paths(RECORDINGS_ENV)],
             [SHIPPED, *_paths("ENVSERVER_TAMARIN_THEORIES")],
         )
 
@@ -81,13 +88,31 @@ class Provers:
 
             backend = InteractiveBackend()
         if backend is None and self.choice in ("interactive", "json-api"):
-            raise ProverUnavailable(f"backend {self.choice} needs a prover binary: {INSTALL_HINT}")
+            raise ProverUnavailable(f"backend {self.choice} needs a prover binary")
         if backend is not None:
             atexit.register(backend.close)
         return backend
 
+    def unavailable(self) -> Unavailable | None:
+        """Why this process can serve no theory at all, and the fix; None when it can serve.
+
+        Cheap (no recording is read): the packaged recordings always serve by replay, so only a
+        backend choice that demands a binary the machine lacks leaves nothing to serve.
+        """
+        if self.choice in ("interactive", "json-api"):
+            binary = "tamarin-prover-json" if self.choice == "json-api" else None
+            if find_prover(binary) is None:
+                return Unavailable(
+                    f"ENVSERVER_TAMARIN_BACKEND={self.choice} needs the "
+                    f"{binary or 'tamarin-prover'} binary, which is not on PATH",
+                    f"put {binary or 'tamarin-prover (or $TAMARIN_PROVER)'} on PATH, or unset "
+                    "ENVSERVER_TAMARIN_BACKEND to replay the packaged recordings",
+                )
+        return None
+
     def backend(self, theory: Theory) -> ProofBackend:
-        """The backend that serves ``theory``; raises ProverUnavailable with what to do."""
+        """The backend that serves ``theory``; raises ProverUnavailable (``INSTALL_HINT`` is
+        what to do)."""
         live = None if self.choice == "replay" else self.live
         if live is not None:
             return live
@@ -96,7 +121,7 @@ class Provers:
         recorded = ", ".join(sorted(self.replay.recorded)) or "none are configured"
         raise ProverUnavailable(
             f"no Tamarin prover on this server, and theory {theory.name} was not recorded "
-            f"(recorded theories: {recorded}); {INSTALL_HINT}"
+            f"(recorded theories: {recorded})"
         )
 
     @cached_property
@@ -126,5 +151,15 @@ class Provers:
 
 @cache
 def provers() -> Provers:
-    """This process's provers."""
+    """This process's provers; raises ValueError on an unknown ENVSERVER_TAMARIN_BACKEND."""
     return Provers.from_environment()
+
+
+def unavailable() -> Unavailable | None:
+    """Why this server can serve no ``tamarin/proof`` episode, and the fix; None when it can."""
+    try:
+        return provers().unavailable()
+    except ValueError as exc:
+        return Unavailable(
+            str(exc), "set ENVSERVER_TAMARIN_BACKEND to auto, interactive, json-api or replay"
+        )

@@ -1,8 +1,8 @@
 """Recorded real-Tamarin proof-search data, read into one graph of nodes per theory.
 
-Two kinds of recording exist (reference §10): an explored tree (``*_tree.json[.gz]``: nodes
+Two kinds of recording exist (reference §10): an explored tree (``*_tree.json[.gz|.xz]``: nodes
 with their constraint system, ranked methods and, for expanded methods, the child node per
-case) and transcripts of the interactive server (``*.jsonl[.gz]``: every HTTP exchange of a
+case) and transcripts of the interactive server (``*.jsonl[.gz|.xz]``: every HTTP exchange of a
 greedy proof). Both are read into ``RecordedNode``s named as the explored tree names them (the
 first 12 hex digits of SHA-1 over lemma, system and method texts), so the same real state seen in
 both merges into one node, and the transcripts extend the tree where its budget ran out.
@@ -10,20 +10,19 @@ both merges into one node, and the transcripts extend the tree where its budget 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
 from urllib.parse import unquote
 
+from environments.datafiles import COMPRESSIONS, open_text
 from environments.tamarin import html
 from environments.tamarin.model import NodeStatus, NodeView, ProofMethod
 
-TREE_SUFFIXES = ("_tree.json", "_tree.json.gz")
-TRANSCRIPT_SUFFIXES = (".jsonl", ".jsonl.gz")
+TREE_SUFFIXES = tuple(f"_tree.json{c}" for c in COMPRESSIONS)
+TRANSCRIPT_SUFFIXES = tuple(f".jsonl{c}" for c in COMPRESSIONS)
 
 
 @dataclass
@@ -61,15 +60,10 @@ def node_id_of(lemma: str, view: NodeView) -> str:
     return hashlib.sha1(key.encode()).hexdigest()[:12]  # noqa: S324 - the recording's naming
 
 
-def _open_text(path: Path) -> Iterator[str]:
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        yield from lines
-
-
-def read_tree(path: Path) -> RecordedTheory:
+def read_tree(path: Traversable) -> RecordedTheory:
     """Read an explored tree (reference §10.3)."""
-    data: dict[str, Any] = json.loads("".join(_open_text(path)))
+    with open_text(path) as text:
+        data: dict[str, Any] = json.load(text)
     theory = RecordedTheory(data["theory"])
     for node_id, raw in data["nodes"].items():
         status: NodeStatus = (
@@ -104,10 +98,11 @@ def _proof_route(path: str) -> tuple[int, str, tuple[str, ...], int | None] | No
     return index, lemma, tuple(html.decode_case(unquote(p)) for p in rest), rank
 
 
-def read_transcript(path: Path) -> RecordedTheory:
+def read_transcript(path: Traversable) -> RecordedTheory:
     """Read a greedy transcript (reference §10.2): the nodes it read and, for every method it
     applied, the cases it listed when it re-read the node at the new theory index."""
-    records = [json.loads(line) for line in _open_text(path) if line.strip()]
+    with open_text(path) as lines:
+        records = [json.loads(line) for line in lines if line.strip()]
     listing = html.parse_index_page(records[0]["body"])
     start = int(records[1]["path"].split("/")[3])
     name = next(theory for theory, index in listing.items() if index == start)
@@ -143,12 +138,12 @@ def read_transcript(path: Path) -> RecordedTheory:
     return theory
 
 
-def load_recordings(paths: list[Path]) -> dict[str, RecordedTheory]:
+def load_recordings(paths: list[Traversable]) -> dict[str, RecordedTheory]:
     """Every recording under ``paths`` (files, or folders searched one level deep), merged per
     theory name."""
-    files: list[Path] = []
+    files: list[Traversable] = []
     for path in paths:
-        files.extend(sorted(path.iterdir()) if path.is_dir() else [path])
+        files.extend(sorted(path.iterdir(), key=lambda f: f.name) if path.is_dir() else [path])
     theories: dict[str, RecordedTheory] = {}
     for file in files:
         if file.name.endswith(TREE_SUFFIXES):

@@ -8,7 +8,7 @@ lists are those of the real prover that was recorded (Tamarin 1.8.0).
 from __future__ import annotations
 
 from functools import cached_property
-from pathlib import Path
+from importlib.resources.abc import Traversable
 
 from environments.tamarin.backend import Quantifier
 from environments.tamarin.model import (
@@ -31,7 +31,7 @@ class ReplayBackend:
     name = "replay"
     prover = RECORDED_PROVER
 
-    def __init__(self, paths: list[Path]) -> None:
+    def __init__(self, paths: list[Traversable]) -> None:
         self._paths = paths
 
     @cached_property

@@ -52,7 +52,9 @@ def _program(response: str, reference: Any) -> tuple[CodeReference, str] | Score
     try:
         ref = CodeReference.model_validate(reference)
     except ValidationError as exc:
-        return Score.error(f"the reference is not a valid code reference: {exc.errors()[0]['msg']}")
+        return Score.bad_reference(
+            f"the reference is not a valid code reference: {exc.errors()[0]['msg']}"
+        )
     source = extract_code(response, ref.language)
     if not source.strip():
         return Score.invalid("no program in the response")
@@ -131,6 +133,7 @@ VERIFIER = Verifier(
     check=check,
     options_model=CodeOptions,
     timeout_s=60.0,
+    components=("passed", "total", "pass_fraction", "first_failure"),
     example=(
         "```python\ndef add(a, b):\n    return a + b\n```",
         {

@@ -92,7 +92,9 @@ def check_opt(response: str, reference: Any, options: OptOptions) -> Score:
             bool(reference["optimal"]),
         )
     except (KeyError, TypeError, ValueError):
-        return Score.error("the reference must be {task, instance, value, optimal} of a known task")
+        return Score.bad_reference(
+            "the reference must be {task, instance, value, optimal} of a known task"
+        )
     base = {"reference": best, "optimal": float(optimal)}
     try:
         value = check.evaluate(instance, final_answer(response))
@@ -103,7 +105,7 @@ def check_opt(response: str, reference: Any, options: OptOptions) -> Score:
         return Score.ok(0.0, components, f"infeasible: {exc}")
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
         # Raised by an instance that does not fit its task (answers raise the two above).
-        return Score.error(f"the {check.name} instance is malformed: {type(exc).__name__}")
+        return Score.bad_reference(f"the {check.name} instance is malformed: {type(exc).__name__}")
     ratio = quality_ratio(value, best, check.direction)
     components = {
         "feasible": 1.0,
@@ -132,6 +134,7 @@ VERIFIER = Verifier(
     # Scoring by task id may generate the task and prove its optimum first (see
     # environments/opt/references.py for the solve budget this covers).
     timeout_s=120.0,
+    components=("feasible", "objective", "quality_ratio", "reference", "optimal"),
     example=(
         "Items 0 and 1 fit together.\nAnswer: [0, 1]",
         {

@@ -194,7 +194,7 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
         ref = _parse_reference(ref_text, testbench, signals, widths)
     except (ValueError, RecursionError) as exc:
         # A reference the checker cannot read is the task's fault, never the answer's.
-        return Score.error(f"bad reference: {_short(str(exc))}")
+        return Score.bad_reference(f"bad reference: {_short(str(exc))}")
     if len(response) > MAX_RESPONSE_CHARS:
         return Score.invalid(f"the answer is longer than {MAX_RESPONSE_CHARS} characters")
     try:
@@ -273,6 +273,16 @@ def _check_equivalence(response: str, reference: Any, options: SvaOptions) -> Sc
     return score_pair(response, reference, options, extract=True)
 
 
+COMPONENTS = (
+    "syntax",
+    "equivalent",
+    "a_implies_b",
+    "b_implies_a",
+    "vacuous",
+    "reference_tautology",
+)
+"""The parts of an SVA score (an unreadable answer carries ``syntax`` only)."""
+
 NL2SVA = Verifier(
     name="sva.nl2sva",
     version=VERSION,
@@ -284,6 +294,7 @@ NL2SVA = Verifier(
     check=_check_nl2sva,
     options_model=SvaOptions,
     timeout_s=30.0,
+    components=COMPONENTS,
     example=(
         "```systemverilog\nassert property(@(posedge clk)\n    sig_A |-> ##1 sig_B\n);\n```",
         _EXAMPLE_REFERENCE,
@@ -299,6 +310,7 @@ EQUIVALENCE = Verifier(
     check=_check_equivalence,
     options_model=SvaOptions,
     timeout_s=30.0,
+    components=COMPONENTS,
     example=("sig_A |-> ##1 sig_B", _EXAMPLE_REFERENCE),
 )
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from verifiers.base import Verifier
+from verifiers.base import Unavailable, Verifier
 from verifiers.score import Score
 from verifiers.tamarin.batch import (
     BatchVerdict,
@@ -101,9 +101,11 @@ def _inputs(response: str, reference: Any) -> tuple[TamarinReference, ProofTree]
         ref = TamarinReference.model_validate(reference)
         parse_theory(ref.theory).require_lemma(ref.lemma)
     except ValidationError as exc:
-        return Score.error(f"the reference is not a Tamarin reference: {exc.errors()[0]['msg']}")
+        return Score.bad_reference(
+            f"the reference is not a Tamarin reference: {exc.errors()[0]['msg']}"
+        )
     except (TheoryError, UnknownLemma) as exc:
-        return Score.error(f"the reference theory is refused: {exc}")
+        return Score.bad_reference(f"the reference theory is refused: {exc}")
     script = extract_proof(response)
     if not script:
         return Score.invalid("no proof script in the response")
@@ -158,6 +160,16 @@ VERIFIER = Verifier(
     check=check,
     options_model=TamarinOptions,
     timeout_s=60.0,
+    components=(
+        "steps",
+        "size",
+        "verified",
+        "falsified",
+        "proven",
+        "complete",
+        "invalid_step",
+        "invalid_case",
+    ),
     example=(
         (
             f"```\n{EXAMPLE_PROOF}\n```",
@@ -167,3 +179,15 @@ VERIFIER = Verifier(
         else None
     ),
 )
+
+UNAVAILABLE: dict[str, Unavailable] = (
+    {}
+    if find_prover() is not None
+    else {
+        "tamarin.proof": Unavailable(
+            "no tamarin-prover binary on this server (the check replays the proof in it)",
+            "put tamarin-prover 1.8 or later on PATH, or set TAMARIN_PROVER to its path",
+        )
+    }
+)
+"""Without a prover the verifier can score nothing: the registry lists it under ``disabled``."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from verifiers.base import Verifier
 from verifiers.score import Score
-from verifiers.webshop.reward import MalformedPurchase, Reward, get_reward
+from verifiers.webshop.reward import COMPONENTS, MalformedPurchase, Reward, get_reward
 
 __all__ = ["VERIFIER", "Reward", "get_reward", "score_purchase"]
 
@@ -69,11 +69,11 @@ def _check(response: str, reference: Any, options: Any) -> Score:  # noqa: PLR09
     if not isinstance(chosen, dict) or not isinstance(price, int | float):
         return Score.invalid("options must be an object and price a number")
     if not isinstance(reference, dict):
-        return Score.error("the reference is not a WebShop goal")
+        return Score.bad_reference("the reference is not a WebShop goal")
     try:
         get_reward(_EXAMPLE_PRODUCT, reference, 0.0, {})
     except MalformedPurchase as exc:
-        return Score.error(f"the reference is not a WebShop goal: {exc}")
+        return Score.bad_reference(f"the reference is not a WebShop goal: {exc}")
     try:
         return score_purchase(purchase["product"], reference, float(price), chosen)
     except MalformedPurchase as exc:
@@ -87,6 +87,7 @@ VERIFIER = Verifier(
     "product record bought with chosen options against a goal.",
     check=_check,
     timeout_s=30.0,
+    components=COMPONENTS,
     example=(
         json.dumps({"product": _EXAMPLE_PRODUCT, "price": 12.5, "options": {"size": "4 fl oz"}}),
         _EXAMPLE_GOAL,

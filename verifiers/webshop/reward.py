@@ -88,6 +88,23 @@ class TypeScore:
     title_score: float
 
 
+COMPONENTS = (
+    "r_type",
+    "query_match",
+    "category_match",
+    "title_score",
+    "r_att",
+    "num_attr_matches",
+    "num_option_matches",
+    "r_price",
+    "w_att",
+    "w_option",
+    "w_price",
+    "r_option",
+)
+"""Every part ``Reward.components`` may report (``r_option`` only when the goal has options)."""
+
+
 @dataclass(frozen=True)
 class Reward:
     """The total and every part the original reports in its verbose mode."""
