@@ -88,9 +88,12 @@ def find(parent: str = "") -> tuple[Hierarchy | None, str]:
     if v1 is not None:
         own = _own("memory")
         base = Path(parent) if parent else _under(v1[0], v1[1], own or "/")
-        if os.access(base, os.W_OK):
+        if not (base / "memory.limit_in_bytes").exists():
+            reasons.append(f"{base} is not a cgroup v1 memory group")
+        elif os.access(base, os.W_OK):
             return Hierarchy(1, base), ""
-        reasons.append(f"cgroup v1 memory at {base}: not writable")
+        else:
+            reasons.append(f"cgroup v1 memory at {base}: not writable")
     if not reasons:
         reasons.append("no memory cgroup controller is mounted")
     return None, "; ".join(reasons)

@@ -15,6 +15,7 @@ rlimits, seccomp, its own session and, when the worker is root, its own unprivil
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 from dataclasses import dataclass
@@ -101,8 +102,10 @@ def enter_full(uid_base: int, scratch_mb: int, runtime: Runtime) -> Layout:
 
 
 def enter_weak(workdir: str, slot_uid: int) -> Layout:
-    """No namespaces: scratch space in a host directory, a uid of its own when root."""
+    """No namespaces: scratch space in a host directory, a uid of its own when root. What a
+    lost worker of the same slot left there goes first."""
     root = Path(workdir)
+    shutil.rmtree(root / "scratch", ignore_errors=True)
     for path in (root, root / "scratch", root / "cache"):
         path.mkdir(parents=True, exist_ok=True)
         path.chmod(0o711)  # runs (another uid) traverse to their scratch directory, no listing

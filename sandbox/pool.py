@@ -133,9 +133,10 @@ class ProcessWorker:
         *,
         cgroup: str = "",
         probe_packages: bool = False,
+        python: str = "",
     ) -> None:
         argv = [
-            sys.executable, "-m", "sandbox.zygote", "--isolation", isolation,
+            python or sys.executable, "-m", "sandbox.zygote", "--isolation", isolation,
             "--uid-base", str(uid_base), "--workdir", workdir, "--scratch-mb", str(scratch_mb),
             "--cgroup", cgroup,
         ]  # fmt: skip
@@ -164,6 +165,7 @@ class ProcessWorker:
             raise OSError(str(hello.get("detail") or "the sandbox worker did not start"))
         self.isolation = str(hello["isolation"])
         self.memory_cap = str(hello.get("memory_cap", "address-space"))
+        self.landlock = bool(hello.get("landlock"))
         self.run_uid = hello.get("run_uid")
 
     @property
@@ -214,12 +216,20 @@ class ProcessWorker:
 class LocalFactory:
     """Local zygotes with ``isolation`` ('full' or 'weak'), each with a host uid range of its
     own (randomised per pool so two pools on one host do not share uids) and, where the machine
-    allows it, a memory cgroup per slot (under ``cgroup_parent``, default: the server's own)."""
+    allows it, a memory cgroup per slot (under ``cgroup_parent``, default: the server's own).
+    ``python`` is the interpreter the workers run (default: this one)."""
 
     def __init__(
-        self, isolation: str, workdir: str, scratch_mb: int = 512, cgroup_parent: str = ""
+        self,
+        isolation: str,
+        workdir: str,
+        scratch_mb: int = 512,
+        *,
+        cgroup_parent: str = "",
+        python: str = "",
     ) -> None:
         self.isolation, self.workdir, self.scratch_mb = isolation, workdir, scratch_mb
+        self.python = python
         self.pool_id = secrets.randbelow(POOL_IDS)
         self.groups, reason = cgroups.Groups.open(cgroup_parent)
         if self.groups is None:
@@ -238,6 +248,7 @@ class LocalFactory:
             self.scratch_mb,
             cgroup=self.groups.slot(slot) if self.groups is not None else "",
             probe_packages=slot == 0,  # the slow part of the probe: once per pool is enough
+            python=self.python,
         )
 
     def close(self) -> None:
