@@ -224,10 +224,13 @@ class Worker:
 
     def charge(self, record: dict[str, Any]) -> dict[str, Any]:
         """A phase's record with the group's figures: the peak of all the run's processes
-        together, and ``memory_limit`` when the kernel killed any of them for the limit."""
+        together, and ``memory_limit`` when the kernel killed any of them for the limit (for a
+        test run, the tests whose process it killed say so instead: see ``failure``)."""
         if self.group is None:
             return record
         record["memory_mb"] = round(max(record["memory_mb"], self.group.peak_mb()), 3)
+        if "tests" in record:
+            return record
         if self.group.oom_kills() and record["status"] in ("ok", "runtime_error"):
             record["status"] = "memory_limit"
             record["stderr"] = (record["stderr"] + "\n" + OOM_NOTE).lstrip("\n")

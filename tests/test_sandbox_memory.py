@@ -17,7 +17,7 @@ from sandbox import cgroups
 from sandbox.backends import SandboxConfig, memory_share, open_sandbox
 from sandbox.model import MODEL_MAXIMA, Limits, RunRequest
 from sandbox.runner import MatrixRequest, Sandbox, SandboxInputError, fit
-from sandbox.testcases import TestSuite
+from sandbox.testcases import JudgeOptions, TestSuite
 
 HIERARCHY, WHY_NOT = cgroups.find()
 needs_cgroup = pytest.mark.skipif(HIERARCHY is None, reason=f"no memory cgroup here: {WHY_NOT}")
@@ -193,3 +193,47 @@ def test_a_sandbox_holds_runs_tests_and_matrices_to_its_maxima() -> None:
         assert (record.status, record.stdout) == ("ok", "1\n")
     finally:
         sandbox.close()
+
+
+HOLDS_THEN_GROWS = """
+import os, time
+def f(step):
+    if step == 1:  # a child of the program holds 400 MiB...
+        if os.fork() == 0:
+            block = bytearray(400 << 20)
+            block[::4096] = b"x" * len(block[::4096])
+            time.sleep(60)
+            os._exit(0)
+        time.sleep(1.5)
+        return 1
+    block = bytearray(700 << 20)  # ...then the program itself takes 700 MiB more
+    block[::4096] = b"y" * len(block[::4096])
+    return 2
+"""
+
+
+@needs_cgroup
+@pytest.mark.parametrize("backend", ["local", "weak"])
+def test_a_test_whose_process_the_memory_cap_killed_says_so(backend: str) -> None:
+    suite = TestSuite.model_validate(
+        {
+            "kind": "call",
+            "entry_point": "f",
+            "items": [{"args": [1], "expected": 1}, {"args": [2], "expected": 2}],
+        }
+    )
+    box = open_sandbox(SandboxConfig(backend=backend, workers=1))  # type: ignore[arg-type]
+    try:
+        run = box.test(
+            "python",
+            HOLDS_THEN_GROWS,
+            suite,
+            per_test_s=20,
+            limits=Limits(wall_s=40, memory_mb=1024),
+            options=JudgeOptions(),
+        )
+    finally:
+        box.close()
+    assert run.results[0].passed, run
+    assert run.results[1].status == "memory_limit" and not run.results[1].passed, run
+    assert run.record.status == "ok" and run.record.memory_mb >= 900, run.record
