@@ -18,6 +18,7 @@ import sandbox_fusion
 from environments.code.tasks import CodeTaskOptions, CodeTasks
 from envserver.testing import LiveServer
 from tests.conftest import make_server
+from tests.process_support import descendants
 
 HAS_GXX = shutil.which("g++") is not None
 ADDER = "a, b = map(int, input().split())\nprint(a + b)"
@@ -306,25 +307,8 @@ def _sandbox_workers(server: LiveServer) -> list[int]:
         if b"sandbox.zygote" in cmdline and b"--inner" in cmdline:
             found.append(int(entry.name))
     assert server.process is not None
-    mine = _descendants_of(server.process.pid)
+    mine = descendants(server.process.pid)
     return [pid for pid in found if pid in mine]
-
-
-def _descendants_of(root: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 def test_killing_a_sandbox_worker_under_load_heals_and_is_reported(

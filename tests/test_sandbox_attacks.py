@@ -42,6 +42,7 @@ from sandbox.runner import TestRun as ProgramRun
 from sandbox.testcases import JudgeOptions
 from sandbox.testcases import TestCase as Case
 from sandbox.testcases import TestSuite as Suite
+from tests.process_support import descendants
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -201,23 +202,6 @@ def host_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _descendants(root: int) -> set[int]:
-    """Host pids below ``root`` (the pool's launchers and workers, for this process)."""
-    parents: dict[int, int] = {}
-    for entry in _host_pids():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 def _show(rec: RunRecord) -> str:
@@ -650,7 +634,7 @@ print("end", flush=True)
     ids=["parent", "init", "minus-one", "parent-group", "sigstop-all"],
 )
 def test_signal_parent_and_everyone(box: Box, actions: str) -> None:
-    pool_pids = _descendants(os.getpid())
+    pool_pids = descendants(os.getpid())
     rec = box.run(KILL.format(actions=actions))
     assert rec.status != "sandbox_error", _show(rec)
     assert rec.stdout.startswith("start"), _show(rec)
@@ -659,7 +643,7 @@ def test_signal_parent_and_everyone(box: Box, actions: str) -> None:
 
 def test_signal_host_processes(box: Box) -> None:
     """The test process and the pool's own processes by their host pids."""
-    targets = sorted(_descendants(os.getpid()) | {os.getpid()})
+    targets = sorted(descendants(os.getpid()) | {os.getpid()})
     assert targets
     actions = "[" + ", ".join(f'("{pid}", lambda: os.kill({pid}, 9))' for pid in targets) + "]"
     rec = box.run(KILL.format(actions=actions))
@@ -696,7 +680,7 @@ def test_run_cannot_kill_a_concurrent_run(box: Box) -> None:
         victim["rec"] = box.run("import time\ntime.sleep(1.5)\nprint('survived')", Limits(wall_s=5))
         victim["returned"] = time.monotonic()
 
-    extra = sorted(_descendants(os.getpid()) | {os.getpid()})
+    extra = sorted(descendants(os.getpid()) | {os.getpid()})
     thread = threading.Thread(target=sleeper)
     thread.start()
     try:

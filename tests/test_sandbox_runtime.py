@@ -27,6 +27,7 @@ from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.model import Limits, RunRequest
 from sandbox.pool import LocalFactory, SandboxPool
 from sandbox.runner import Sandbox
+from sandbox.runner import TestRun as ProgramRun
 from sandbox.testcases import JudgeOptions, TestSuite
 
 pytestmark = pytest.mark.timeout(120)
@@ -86,6 +87,17 @@ def _sandbox(level: str, python: Path, workdir: Path) -> Sandbox:
     return Sandbox(SandboxPool(LocalFactory(level, str(workdir), python=str(python)), 1))
 
 
+def _uses_the_stdlib(box: Sandbox) -> ProgramRun:
+    return box.test(
+        "python",
+        USES_THE_STDLIB,
+        SUITE,
+        per_test_s=10,
+        limits=Limits(wall_s=30),
+        options=JudgeOptions(),
+    )
+
+
 def _hidden_from_others(path: Path) -> bool:
     """Whether some directory above ``path`` keeps other users out (a 0700 home)."""
     return any(not parent.stat().st_mode & 0o001 for parent in path.resolve().parents)
@@ -96,14 +108,7 @@ def test_a_correct_program_using_the_stdlib_passes_with_this_interpreter(backend
     """The server's own interpreter (on the CI machines: pyenv's, under a 0700 /root)."""
     box = open_sandbox(SandboxConfig(backend=backend, workers=1))  # type: ignore[arg-type]
     try:
-        run = box.test(
-            "python",
-            USES_THE_STDLIB,
-            SUITE,
-            per_test_s=10,
-            limits=Limits(wall_s=30),
-            options=JudgeOptions(),
-        )
+        run = _uses_the_stdlib(box)
         assert run.passed == 2, (_hidden_from_others(Path(sys.base_prefix)), run)
     finally:
         box.close()
@@ -116,14 +121,7 @@ def test_runs_import_the_stdlib_when_the_runtime_is_under_a_0700_home(
     box = _sandbox(level, private_venv, workdir)
     try:
         assert box.isolation == level
-        run = box.test(
-            "python",
-            USES_THE_STDLIB,
-            SUITE,
-            per_test_s=10,
-            limits=Limits(wall_s=30),
-            options=JudgeOptions(),
-        )
+        run = _uses_the_stdlib(box)
         assert run.passed == 2, run
         record = box.run(RunRequest(source="import sys, json; print(json.dumps(sys.path))"))
         assert record.status == "ok", record
