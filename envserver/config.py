@@ -76,6 +76,34 @@ class Settings(BaseSettings):
         "envserver-sandbox:latest", description="Image of the docker backend's workers."
     )
     sandbox_docker_runtime: str = Field("", description="Docker runtime, e.g. 'runsc' (gVisor).")
+    sandbox_cgroup: str = Field(
+        "",
+        description="Directory of a cgroup (v2 with the memory controller, or v1 memory) under "
+        "which the sandbox makes a group per worker to cap a run's total memory; empty: the "
+        "server's own cgroup. Without one, memory is capped per process only.",
+    )
+    sandbox_max_wall_s: float = Field(
+        300.0, gt=0, le=300, description="Largest wall-clock (and CPU) limit a request may ask."
+    )
+    sandbox_max_memory_mb: int = Field(
+        0,
+        ge=0,
+        le=16384,
+        description="Largest memory limit of one run (all its processes); 0: 80% of the "
+        "machine's memory split over the sandbox workers, at least 1024.",
+    )
+    sandbox_max_processes: int = Field(
+        256, ge=1, le=1024, description="Largest process (and thread) count of one run."
+    )
+    sandbox_max_output_bytes: int = Field(
+        16 << 20, ge=1024, le=16 << 20, description="Largest cap on a run's stdout (and stderr)."
+    )
+    sandbox_max_file_mb: int = Field(
+        1024, ge=1, le=1024, description="Largest file a run may be allowed to write, MiB."
+    )
+    sandbox_max_open_files: int = Field(
+        4096, ge=16, le=4096, description="Largest open-descriptor limit of a run."
+    )
     log_level: str = "info"
     metrics_require_auth: bool = Field(
         True,

@@ -137,21 +137,29 @@ async def verify(body: VerifyRequest, request: Request) -> JSONReply:
 
 @router.get("/healthz", tags=["operations"], responses={503: {"model": Health}})
 async def healthz(request: Request, response: Response) -> Health:
-    """Liveness: the process answers and its worker pool works or is being replaced. 503 once a
-    broken pool could not be replaced: restart the process."""
+    """Liveness: the process answers, its worker pool works or is being replaced, and its
+    sandbox (if it started) has a worker alive. 503 once either could not be replaced: restart
+    the process. (A sandbox that never started is a configuration, reported by /readyz.)"""
     service = _service(request)
     executor = service.executor
-    healthy = executor.healthy
-    if not healthy:
+    host = request.app.state.sandbox
+    sandbox = host.health()
+    problems = []
+    if not executor.healthy:
+        problems.append("the worker pool broke and could not be replaced")
+    if host.sandbox is not None and not sandbox.healthy:
+        problems.append("no sandbox worker is alive and none could be started")
+    if problems:
         response.status_code = 503
     return Health(
-        status="ok" if healthy else "unavailable",
+        status="unavailable" if problems else "ok",
         version=envserver.__version__,
-        detail="" if healthy else "the worker pool broke and could not be replaced",
+        detail="; ".join(problems),
         pool_workers=executor.live_workers(),
         in_flight=executor.in_flight,
         envs=len(service.registry.envs),
-        sandbox=request.app.state.sandbox.isolation,
+        sandbox=host.isolation,
+        sandbox_workers=sandbox.alive,
     )
 
 

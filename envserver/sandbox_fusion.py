@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.model import Limits, RunRecord, RunRequest
 
-# SandboxFusion's default is "no limit"; an address-space cap stays, at the largest we allow.
+# SandboxFusion's default is "no limit": here the sandbox's maximum (at most the model's).
 UNLIMITED_MEMORY_MB = 16384
 _MAX_TIMEOUT_S = 300.0
 
@@ -23,16 +23,16 @@ class RunCodeRequest(BaseModel):
 
     compile_timeout: float = Field(10, gt=0, le=_MAX_TIMEOUT_S)
     run_timeout: float = Field(10, gt=0, le=_MAX_TIMEOUT_S)
-    memory_limit_MB: int = Field(-1, description="-1: no limit (capped at 16 GiB here).")
+    memory_limit_MB: int = Field(-1, description="-1: no limit (the sandbox's maximum here).")
     code: str
     stdin: str | None = None
     language: str
     files: dict[str, str | None] = Field(default_factory=dict)
     fetch_files: list[str] = Field(default_factory=list)
 
-    def to_run(self) -> RunRequest:
-        """Our request for the same run."""
-        memory = self.memory_limit_MB if self.memory_limit_MB > 0 else UNLIMITED_MEMORY_MB
+    def to_run(self, max_memory_mb: int = UNLIMITED_MEMORY_MB) -> RunRequest:
+        """Our request for the same run ("no limit" is ``max_memory_mb``)."""
+        memory = self.memory_limit_MB if self.memory_limit_MB > 0 else max_memory_mb
         files = {
             name: content if content is not None else base64.b64encode(b"").decode()
             for name, content in self.files.items()

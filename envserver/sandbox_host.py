@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -21,13 +21,27 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from envserver.config import Settings
 from envserver.problems import Problem
-from sandbox.backends import SandboxConfig, open_sandbox
-from sandbox.pool import Overloaded
+from sandbox.backends import SandboxConfig, memory_share, open_sandbox
+from sandbox.model import MODEL_MAXIMA, Limits
+from sandbox.pool import Overloaded, PoolHealth
 from sandbox.remote import SandboxSocketServer
 from sandbox.runner import Sandbox, SandboxInputError
 
 log = logging.getLogger("envserver")
 T = TypeVar("T")
+
+
+def maxima(settings: Settings, workers: int) -> Limits:
+    """The most a request may ask of the sandbox, from the settings."""
+    return Limits(
+        wall_s=settings.sandbox_max_wall_s,
+        cpu_s=settings.sandbox_max_wall_s,
+        memory_mb=settings.sandbox_max_memory_mb or memory_share(workers),
+        output_bytes=settings.sandbox_max_output_bytes,
+        file_mb=settings.sandbox_max_file_mb,
+        processes=settings.sandbox_max_processes,
+        open_files=settings.sandbox_max_open_files,
+    )
 
 
 @dataclass(eq=False)  # hashable by identity: it is registered as a Prometheus collector
@@ -50,7 +64,9 @@ class SandboxHost:
             workers=settings.sandbox_workers,
             docker_image=settings.sandbox_docker_image,
             docker_runtime=settings.sandbox_docker_runtime,
+            cgroup_parent=settings.sandbox_cgroup,
         )
+        config = replace(config, max_limits=maxima(settings, config.size()))
         threads = ThreadPoolExecutor(
             max_workers=4 * config.size() + 4, thread_name_prefix="sandbox"
         )
@@ -69,6 +85,18 @@ class SandboxHost:
     def isolation(self) -> str:
         """The isolation level in force, or ``unavailable``."""
         return self.sandbox.isolation if self.sandbox is not None else "unavailable"
+
+    @property
+    def maxima(self) -> Limits:
+        """The most a request may ask for (the model's bounds when there is no sandbox)."""
+        return self.sandbox.maxima if self.sandbox is not None else MODEL_MAXIMA
+
+    def health(self) -> PoolHealth:
+        """The sandbox pool's health: ``healthy`` while it is open and at least one worker
+        runs (lost workers are replaced within seconds); never healthy without a sandbox."""
+        if self.sandbox is None:
+            return PoolHealth(size=0, alive=0, busy=0, waiting=0, restarts=0, healthy=False)
+        return self.sandbox.pool.health()
 
     def close(self) -> None:
         """Stop the socket and the workers."""
@@ -108,6 +136,11 @@ class SandboxHost:
         )
         workers.add_metric([self.isolation], pool.size if pool else 0)
         yield workers
+        yield GaugeMetricFamily(
+            "envserver_sandbox_workers_alive",
+            "Sandbox workers running now.",
+            self.health().alive,
+        )
         yield GaugeMetricFamily(
             "envserver_sandbox_busy",
             "Sandbox workers running a request now.",

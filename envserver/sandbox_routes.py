@@ -33,10 +33,18 @@ class SandboxInfo(BaseModel):
 
     isolation: str = Field(..., description="full, container, weak, or unavailable.")
     workers: int
+    alive: int = Field(..., description="Workers running now (lost ones come back by themselves).")
     busy: int
+    healthy: bool = Field(..., description="Open and at least one worker running.")
+    memory_cap: str = Field(
+        ...,
+        description="cgroup: a run's processes together; container: the container's; "
+        "address-space: per process (processes are then limited to fit the memory maximum).",
+    )
     detail: str = ""
     languages: list[LanguageInfo]
     default_limits: Limits
+    maximum_limits: Limits = Field(..., description="The most a request may ask for.")
 
 
 class BatchRunRequest(WireModel):
@@ -60,11 +68,14 @@ def _host(request: Request) -> SandboxHost:
 async def sandbox_info(request: Request) -> SandboxInfo:
     """The isolation level in force, the workers and the languages."""
     host = _host(request)
-    pool = host.sandbox.pool if host.sandbox is not None else None
+    health = host.health()
     return SandboxInfo(
         isolation=host.isolation,
-        workers=pool.size if pool else 0,
-        busy=pool.busy if pool else 0,
+        workers=health.size,
+        alive=health.alive,
+        busy=health.busy,
+        healthy=health.healthy,
+        memory_cap=host.sandbox.pool.memory_cap if host.sandbox is not None else "",
         detail=host.reason,
         languages=[
             LanguageInfo(
@@ -75,7 +86,8 @@ async def sandbox_info(request: Request) -> SandboxInfo:
             )
             for lang in languages.LANGUAGES
         ],
-        default_limits=Limits(),
+        default_limits=host.sandbox.fit(Limits()) if host.sandbox is not None else Limits(),
+        maximum_limits=host.maxima,
     )
 
 
@@ -103,7 +115,7 @@ async def sandbox_matrix(body: MatrixRequest, request: Request) -> MatrixResult:
 async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
     """SandboxFusion's ``run_code``: same request and response fields."""
     try:
-        run = body.to_run()
+        run = body.to_run(_host(request).maxima.memory_mb)
     except ValidationError as exc:
         errors = [
             {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()

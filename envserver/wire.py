@@ -271,3 +271,4 @@ class Health(WireReply):
     sandbox: str | None = Field(
         None, description="The sandbox's isolation level: full, container, weak or unavailable."
     )
+    sandbox_workers: int | None = Field(None, description="Sandbox workers alive now.")

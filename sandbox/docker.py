@@ -75,6 +75,7 @@ class ContainerWorker:
     """One container running the zygote."""
 
     isolation = "container"
+    memory_cap = "container"  # the container's own memory limit holds every run together
 
     def __init__(self, config: SandboxConfig, slot: int) -> None:
         import docker  # noqa: PLC0415 - optional dependency
@@ -122,6 +123,11 @@ class ContainerWorker:
         """Time to recycle the container."""
         return self.calls >= self.recycle_after
 
+    @property
+    def alive(self) -> bool:
+        """Whether its stream is still open (the engine is not asked: too slow to poll)."""
+        return self.sock.fileno() != -1
+
     def _receive(self, timeout_s: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -152,15 +158,24 @@ class ContainerWorker:
             self.client.api.kill(self.id)
 
 
-def factory(config: SandboxConfig) -> WorkerFactory:
+class _Factory:
     """Starts a container worker per slot."""
 
-    def start(slot: int) -> ContainerWorker:
+    def __init__(self, config: SandboxConfig) -> None:
+        self.config = config
+
+    def __call__(self, slot: int) -> ContainerWorker:
         try:
-            return ContainerWorker(config, slot)
+            return ContainerWorker(self.config, slot)
         except OSError:
             raise
         except Exception as exc:
             raise OSError(f"could not start a sandbox container: {exc}") from None
 
-    return start
+    def close(self) -> None:
+        """Nothing to release: each container is removed when it stops."""
+
+
+def factory(config: SandboxConfig) -> WorkerFactory:
+    """Starts a container worker per slot."""
+    return _Factory(config)

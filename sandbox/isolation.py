@@ -3,9 +3,10 @@
 ``full`` (the default wherever the kernel allows it): the worker enters new user, mount,
 network, IPC, UTS and PID namespaces. Its user namespace maps to a host uid range of its own,
 so nothing in it is root on the host; its mount namespace sees a minimal read-only root (``/usr``,
-the Python installation, a synthetic ``/etc``, a few device nodes) with private tmpfs scratch
-space; its network namespace has only a loopback that is down. Each run then adds a fresh PID
-namespace with its own ``/proc`` (see ``zygote``).
+the Python runtime at neutral paths (``runtime``), a synthetic ``/etc``, a few device nodes) with
+private tmpfs scratch space; its network namespace has only a loopback that is down. Each run
+then adds fresh PID, mount and IPC namespaces with their own ``/proc`` and ``/dev/shm`` (see
+``zygote``).
 
 ``weak`` (namespaces refused, e.g. in an unprivileged container): nothing here; each run gets
 rlimits, seccomp, its own session and, when the worker is root, its own unprivileged uid.
@@ -14,12 +15,14 @@ rlimits, seccomp, its own session and, when the worker is root, its own unprivil
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox import linux
+from sandbox.runtime import Runtime
 
 SANDBOX_UID = 1000  # inside the worker's user namespace
 ID_RANGE = 65536
@@ -51,9 +54,15 @@ class Layout:
     run_uid: int | None  # None: cannot switch users (not root)
 
 
-def enter_full(uid_base: int, scratch_mb: int) -> Layout:
-    """Enter the namespaces and the minimal root. Returns in the worker proper (PID 1 of its
-    PID namespace); the launching process stays behind as its parent and exits with it."""
+def full_layout() -> Layout:
+    """Where things are inside the minimal root."""
+    return Layout("full", SCRATCH, CACHE, SANDBOX_UID)
+
+
+def enter_full(uid_base: int, scratch_mb: int, runtime: Runtime) -> Layout:
+    """Enter the namespaces and the minimal root with ``runtime`` bound in. Returns in the
+    worker proper (PID 1 of its PID namespace); the launching process stays behind as its
+    parent and exits with it."""
     ready_r, ready_w = os.pipe()
     mapper = os.fork()
     if mapper == 0:  # writes the id maps from outside, where it may map a whole range
@@ -80,7 +89,7 @@ def enter_full(uid_base: int, scratch_mb: int) -> Layout:
     # Host paths are opened while this process still has its host uid: after the switch to the
     # namespace's unprivileged ids they are bound through these descriptors, so the interpreter
     # may live under a directory (/root) the sandbox itself could not traverse.
-    sources = _open_sources()
+    sources = _open_sources(runtime)
     os.setgroups([])
     os.setresgid(0, 0, 0)
     os.setresuid(0, 0, 0)
@@ -88,13 +97,15 @@ def enter_full(uid_base: int, scratch_mb: int) -> Layout:
     if child:
         _wait_and_mirror(child)
     linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
-    _build_root(scratch_mb, sources)
-    return Layout("full", SCRATCH, CACHE, SANDBOX_UID)
+    _build_root(scratch_mb, sources, runtime)
+    return full_layout()
 
 
 def enter_weak(workdir: str, slot_uid: int) -> Layout:
-    """No namespaces: scratch space in a host directory, a uid of its own when root."""
+    """No namespaces: scratch space in a host directory, a uid of its own when root. What a
+    lost worker of the same slot left there goes first."""
     root = Path(workdir)
+    shutil.rmtree(root / "scratch", ignore_errors=True)
     for path in (root, root / "scratch", root / "cache"):
         path.mkdir(parents=True, exist_ok=True)
         path.chmod(0o711)  # runs (another uid) traverse to their scratch directory, no listing
@@ -117,8 +128,9 @@ def _wait_and_mirror(child: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
-def _open_sources() -> dict[str, int]:
-    paths = [*_system_paths(), *(f"/etc/{name}" for name in _ETC), *(f"/dev/{d}" for d in _DEVICES)]
+def _open_sources(runtime: Runtime) -> dict[str, int]:
+    paths = ["/usr", *(host for host, _ in runtime.binds)]
+    paths += [*(f"/etc/{name}" for name in _ETC), *(f"/dev/{d}" for d in _DEVICES)]
     paths += [
         f"/{name}"
         for name in _TOP_LEVEL
@@ -147,7 +159,8 @@ def _bind(sources: dict[str, int], path: str, target: Path, *, writable: bool = 
 
 
 def _system_paths() -> list[str]:
-    """What code needs to run: /usr, the interpreter's installation and its environment."""
+    """What code needs to run, where the host has it: /usr, the interpreter's installation and
+    its environment (weak isolation, which cannot move them)."""
     paths = ["/usr"]
     for prefix in (sys.base_prefix, sys.prefix):
         real = os.path.realpath(prefix)
@@ -156,20 +169,19 @@ def _system_paths() -> list[str]:
     return paths
 
 
-def _build_root(scratch_mb: int, sources: dict[str, int]) -> None:
+def _build_root(scratch_mb: int, sources: dict[str, int], runtime: Runtime) -> None:
     linux.mount("none", "/", None, linux.MS_REC | linux.MS_PRIVATE)
     new = Path("/tmp")  # noqa: S108 - shadowed by a private tmpfs in this mount namespace only
     linux.mount("tmpfs", str(new), "tmpfs", linux.MS_NOSUID, "mode=0755,size=16m")
-    # The writable tmpfs mounts first, so that an installation that lives under one of them
-    # (a checkout in /tmp, as CI makes) is bound on top of it rather than hidden beneath it.
     for name, size in ((SCRATCH, scratch_mb), (CACHE, 256)):
         (new / name.lstrip("/")).mkdir()
         linux.mount(
             "tmpfs", str(new / name.lstrip("/")), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV,
             f"mode=0711,size={size}m",
         )  # fmt: skip
-    for path in _system_paths():
-        _bind(sources, path, new / path.lstrip("/"))
+    _bind(sources, "/usr", new / "usr")
+    for source, inside in runtime.binds:
+        _bind(sources, source, new / inside.lstrip("/"))
     for name in _TOP_LEVEL:
         host = Path("/") / name
         if host.is_symlink():
@@ -190,8 +202,7 @@ def _build_root(scratch_mb: int, sources: dict[str, int]) -> None:
     for fd, name in enumerate(("stdin", "stdout", "stderr")):
         (dev / name).symlink_to(f"/proc/self/fd/{fd}")
     (dev / "fd").symlink_to("/proc/self/fd")
-    (dev / "shm").mkdir(exist_ok=True)
-    linux.mount("tmpfs", str(dev / "shm"), "tmpfs", linux.MS_NOSUID | linux.MS_NODEV, "size=64m")
+    (dev / "shm").mkdir(exist_ok=True)  # each run mounts its own there
     (new / "proc").mkdir(exist_ok=True)
     # The worker's own /proc, so that each run may mount a fresh one over it (the kernel lets a
     # user namespace mount procfs only where one is already fully visible).

@@ -61,6 +61,11 @@ class Limits(_Model):
 
 
 COMPILE_LIMITS = Limits(wall_s=60, memory_mb=4096, processes=64, output_bytes=256 << 10)
+MODEL_MAXIMA = Limits(
+    wall_s=300, cpu_s=300, memory_mb=16384, output_bytes=16 << 20, file_mb=1024, processes=1024,
+    open_files=4096,
+)  # fmt: skip
+"""The most any request may ask for; a server sets lower maxima of its own (``Sandbox.maxima``)."""
 
 
 def _check_name(name: str) -> str:

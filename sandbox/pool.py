@@ -18,16 +18,18 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sandbox import frames
+from sandbox import cgroups, frames
 
 log = logging.getLogger("envserver.sandbox")
 
 START_TIMEOUT_S = 30.0
+CHECK_S = 0.5  # how often idle workers are checked for life
+RETRY_S = 5.0  # between attempts to start a slot whose worker could not start
 UID_BASE = 200_000
 UID_SPAN = 65_536
 SLOTS_PER_POOL = 16
@@ -41,7 +43,12 @@ WORKER_ENV = {
 
 
 class WorkerLost(Exception):
-    """The worker died, hung or spoke garbage; it has been killed."""
+    """The worker died, hung or spoke garbage; it has been killed. ``delivered`` says whether
+    the request reached it (if not, it may safely go to another worker)."""
+
+    def __init__(self, message: str, *, delivered: bool = True) -> None:
+        super().__init__(message)
+        self.delivered = delivered
 
 
 class Overloaded(Exception):
@@ -52,10 +59,16 @@ class Worker(Protocol):
     """One warm sandbox worker, whatever holds it (a local process, a container)."""
 
     isolation: str
+    memory_cap: str  # "cgroup", "container" or "address-space" (per process only)
 
     @property
     def exhausted(self) -> bool:
         """Whether the worker should be replaced after this request (recycling)."""
+        ...
+
+    @property
+    def alive(self) -> bool:
+        """Whether the worker still runs (cheap; a dead idle worker is replaced unasked)."""
         ...
 
     def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
@@ -64,6 +77,18 @@ class Worker(Protocol):
 
     def close(self) -> None:
         """Stop the worker."""
+        ...
+
+
+class WorkerFactory(Protocol):
+    """Starts the worker for a slot; ``close`` releases what the factory holds for the pool."""
+
+    def __call__(self, slot: int) -> Worker:
+        """The worker for ``slot`` (``OSError`` when it cannot start)."""
+        ...
+
+    def close(self) -> None:
+        """After the pool's last worker has stopped."""
         ...
 
 
@@ -99,11 +124,24 @@ class FrameChannel:
 class ProcessWorker:
     """A local zygote process (``python -m sandbox.zygote``)."""
 
-    def __init__(self, isolation: str, uid_base: int, workdir: str, scratch_mb: int) -> None:
+    def __init__(
+        self,
+        isolation: str,
+        uid_base: int,
+        workdir: str,
+        scratch_mb: int,
+        *,
+        cgroup: str = "",
+        probe_packages: bool = False,
+        python: str = "",
+    ) -> None:
         argv = [
-            sys.executable, "-m", "sandbox.zygote", "--isolation", isolation,
+            python or sys.executable, "-m", "sandbox.zygote", "--isolation", isolation,
             "--uid-base", str(uid_base), "--workdir", workdir, "--scratch-mb", str(scratch_mb),
+            "--cgroup", cgroup,
         ]  # fmt: skip
+        if probe_packages:
+            argv.append("--probe-packages")
         self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             argv,
             stdin=subprocess.PIPE,
@@ -114,6 +152,7 @@ class ProcessWorker:
         )
         assert self.process.stdin is not None and self.process.stdout is not None
         self.isolation: str = isolation
+        self.memory_cap = "address-space"
         self.run_uid: int | None = None
         self.channel = FrameChannel(self.process.stdin.fileno(), self.process.stdout.fileno())
         try:
@@ -125,15 +164,25 @@ class ProcessWorker:
             self.close()
             raise OSError(str(hello.get("detail") or "the sandbox worker did not start"))
         self.isolation = str(hello["isolation"])
+        self.memory_cap = str(hello.get("memory_cap", "address-space"))
+        self.landlock = bool(hello.get("landlock"))
         self.run_uid = hello.get("run_uid")
 
     @property
     def exhausted(self) -> bool:
         return False  # a local worker is never dirty: every run is a fresh child
 
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
     def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         try:
             self.channel.send(request)
+        except OSError as exc:  # its end of the pipe is gone: the request never got there
+            self.close()
+            raise WorkerLost(str(exc), delivered=False) from None
+        try:
             return self.channel.receive(timeout_s)
         except (OSError, frames.FrameError, WorkerLost) as exc:
             self.close()
@@ -164,23 +213,64 @@ class ProcessWorker:
                     stream.close()
 
 
-WorkerFactory = Callable[[int], Worker]
-"""Starts the worker for slot ``i``."""
-
-
-def local_factory(isolation: str, workdir: str, scratch_mb: int = 512) -> WorkerFactory:
+class LocalFactory:
     """Local zygotes with ``isolation`` ('full' or 'weak'), each with a host uid range of its
-    own (randomised per pool so two pools on one host do not share uids)."""
-    pool_id = secrets.randbelow(POOL_IDS)
+    own (randomised per pool so two pools on one host do not share uids) and, where the machine
+    allows it, a memory cgroup per slot (under ``cgroup_parent``, default: the server's own).
+    ``python`` is the interpreter the workers run (default: this one)."""
 
-    def start(slot: int) -> Worker:
-        base = UID_BASE + (pool_id * SLOTS_PER_POOL + slot % SLOTS_PER_POOL) * UID_SPAN
-        return ProcessWorker(isolation, base, str(Path(workdir, f"slot{slot}")), scratch_mb)
+    def __init__(
+        self,
+        isolation: str,
+        workdir: str,
+        scratch_mb: int = 512,
+        *,
+        cgroup_parent: str = "",
+        python: str = "",
+    ) -> None:
+        self.isolation, self.workdir, self.scratch_mb = isolation, workdir, scratch_mb
+        self.python = python
+        self.pool_id = secrets.randbelow(POOL_IDS)
+        self.groups, reason = cgroups.Groups.open(cgroup_parent)
+        if self.groups is None:
+            log.warning(
+                "sandbox: no memory cgroup (%s); a run's memory is capped per process, and its "
+                "process count is lowered so that the two together stay within its memory",
+                reason,
+            )
 
-    return start
+    def __call__(self, slot: int) -> Worker:
+        base = UID_BASE + (self.pool_id * SLOTS_PER_POOL + slot % SLOTS_PER_POOL) * UID_SPAN
+        return ProcessWorker(
+            self.isolation,
+            base,
+            str(Path(self.workdir, f"slot{slot}")),
+            self.scratch_mb,
+            cgroup=self.groups.slot(slot) if self.groups is not None else "",
+            probe_packages=slot == 0,  # the slow part of the probe: once per pool is enough
+            python=self.python,
+        )
+
+    def close(self) -> None:
+        if self.groups is not None:
+            self.groups.close()
 
 
-_Slot = tuple[int, Worker | None]
+def local_factory(isolation: str, workdir: str, scratch_mb: int = 512) -> LocalFactory:
+    """``LocalFactory`` with the default cgroup parent."""
+    return LocalFactory(isolation, workdir, scratch_mb)
+
+
+@dataclass(frozen=True)
+class PoolHealth:
+    """What the pool can do now: ``healthy`` when it is open and at least one worker runs."""
+
+    size: int
+    alive: int
+    busy: int
+    waiting: int
+    restarts: int
+    healthy: bool
 
 
 class _Waiter:
@@ -188,43 +278,94 @@ class _Waiter:
 
     def __init__(self) -> None:
         self.ready = threading.Event()
-        self.slot: _Slot | None = None
+        self.slot: int | None = None
 
 
 class SandboxPool:
     """``size`` workers from ``factory``; ``call`` waits for a free worker, first come first
-    served (a freed worker goes to the oldest waiter, never to a caller that arrives later)."""
+    served (a freed worker goes to the oldest waiter, never to a caller that arrives later).
+    A watcher thread replaces idle workers that died (and retries slots whose worker could not
+    start) every ``check_s`` seconds, so a lost worker comes back without a request noticing."""
 
-    def __init__(self, factory: WorkerFactory, size: int, *, max_waiting: int = 4096) -> None:
+    def __init__(
+        self,
+        factory: WorkerFactory,
+        size: int,
+        *,
+        max_waiting: int = 4096,
+        check_s: float = CHECK_S,
+    ) -> None:
         self.factory, self.size, self.max_waiting = factory, size, max_waiting
-        self._idle: deque[_Slot] = deque()  # FIFO: work spreads over every worker
+        self._idle: deque[int] = deque()  # FIFO: work spreads over every worker
         self._waiters: deque[_Waiter] = deque()
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         self.busy = 0
         self.restarts = 0
         self.runs = 0
         self.closed = False
+        self._last_error = ""
         with ThreadPoolExecutor(max_workers=size) as starter:
-            workers = list(starter.map(self._start, range(size)))
-        started = [w for w in workers if w is not None]
+            self._workers: list[Worker | None] = list(starter.map(self._start, range(size)))
+        started = [w for w in self._workers if w is not None]
         if not started:
-            raise OSError("no sandbox worker could start")
+            factory.close()
+            raise OSError(f"no sandbox worker could start: {self._last_error}")
         self.isolation = started[0].isolation
-        self._idle = deque(enumerate(workers))
+        self.memory_cap = started[0].memory_cap
+        self._idle = deque(range(size))
+        self._retry_at = [0.0] * size
+        self._watcher = threading.Thread(
+            target=self._watch, args=(check_s,), name="sandbox-watch", daemon=True
+        )
+        self._watcher.start()
 
     @property
     def waiting(self) -> int:
         """Callers waiting for a worker."""
         return len(self._waiters)
 
+    def workers(self) -> list[Worker | None]:
+        """The current worker of each slot (None: down)."""
+        return list(self._workers)
+
+    def health(self) -> PoolHealth:
+        """Workers alive now and whether the pool can serve (for ``/healthz`` and metrics)."""
+        alive = sum(1 for w in self._workers if w is not None and w.alive)
+        return PoolHealth(
+            size=self.size,
+            alive=alive,
+            busy=self.busy,
+            waiting=self.waiting,
+            restarts=self.restarts,
+            healthy=not self.closed and alive > 0,
+        )
+
     def _start(self, slot: int) -> Worker | None:
         try:
             return self.factory(slot)
         except OSError as exc:
             log.error("sandbox worker %d did not start: %s", slot, exc)
+            self._last_error = str(exc)
             return None
 
-    def _acquire(self) -> _Slot | None:
+    def _replace(self, slot: int, *, failed: bool = True) -> Worker | None:
+        """A fresh worker in ``slot`` (held by the caller), after closing the old one; a
+        ``failed`` one counts as a restart (recycling does not)."""
+        old = self._workers[slot]
+        if old is not None:
+            old.close()
+            self.restarts += failed
+        self._workers[slot] = worker = self._start(slot)
+        return worker
+
+    def _broken(self, slot: int, now: float) -> bool:
+        worker = self._workers[slot]
+        if worker is None:
+            return now >= self._retry_at[slot]
+        return not worker.alive
+
+    def _acquire(self) -> int | None:
         with self._lock:
             if self.closed:
                 return None
@@ -238,7 +379,7 @@ class SandboxPool:
         waiter.ready.wait()
         return waiter.slot
 
-    def _release(self, slot: _Slot) -> None:
+    def _release(self, slot: int) -> None:
         with self._lock:
             if self._waiters and not self.closed:
                 waiter = self._waiters.popleft()  # stays busy: handed straight on
@@ -249,45 +390,79 @@ class SandboxPool:
             if not self.closed:
                 self._idle.append(slot)
                 return
-        if slot[1] is not None:
-            slot[1].close()
+        worker = self._workers[slot]
+        if worker is not None:
+            worker.close()
 
     def call(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         """Run one request on a free worker; a failed worker is replaced and the request gets a
-        ``sandbox_error`` record."""
-        acquired = self._acquire()
-        if acquired is None:
+        ``sandbox_error`` record (unless it never reached the worker: then it is sent again)."""
+        slot = self._acquire()
+        if slot is None:
             return {"status": "sandbox_error", "detail": "the sandbox is shutting down"}
-        slot, worker = acquired
         try:
-            if worker is None:  # a slot whose last start failed: try again now
-                worker = self._start(slot)
-                if worker is None:
-                    return {"status": "sandbox_error", "detail": "the sandbox worker is down"}
-            try:
-                reply = worker.call(request, timeout_s)
-            except WorkerLost as exc:
-                log.warning("sandbox worker %d lost: %s; restarting it", slot, exc)
-                self.restarts += 1
-                worker = self._start(slot)
-                return {"status": "sandbox_error", "detail": f"the sandbox worker failed: {exc}"}
-            self.runs += 1
-            if worker.exhausted:
-                worker.close()
-                worker = self._start(slot)
-            return reply
+            for attempt in (1, 2):
+                worker = self._workers[slot]
+                if worker is None or not worker.alive:  # died while idle, or never started
+                    worker = self._replace(slot)
+                    if worker is None:
+                        return {"status": "sandbox_error", "detail": "the sandbox worker is down"}
+                try:
+                    reply = worker.call(request, timeout_s)
+                except WorkerLost as exc:
+                    log.warning("sandbox worker %d lost: %s; restarting it", slot, exc)
+                    self._replace(slot)
+                    if not exc.delivered and attempt == 1:
+                        continue
+                    detail = f"the sandbox worker failed: {exc}"
+                    return {"status": "sandbox_error", "detail": detail}
+                self.runs += 1
+                if worker.exhausted:
+                    self._replace(slot, failed=False)
+                return reply
+            raise AssertionError("unreachable")
         finally:
-            self._release((slot, worker))
+            self._release(slot)
+
+    def _watch(self, check_s: float) -> None:
+        while not self._closing.wait(check_s):
+            self._heal()
+
+    def _heal(self) -> None:
+        """Replace idle workers that died; retry slots that are down (at most every
+        ``RETRY_S`` seconds each)."""
+        now = time.monotonic()
+        with self._lock:
+            if self.closed:
+                return
+            broken = [slot for slot in self._idle if self._broken(slot, now)]
+            for slot in broken:
+                self._idle.remove(slot)
+            self.busy += len(broken)
+        for slot in broken:
+            try:
+                if self._workers[slot] is not None:
+                    log.warning("sandbox worker %d died while idle; restarting it", slot)
+                if self._replace(slot) is None:
+                    self._retry_at[slot] = time.monotonic() + RETRY_S
+            finally:
+                self._release(slot)
 
     def close(self) -> None:
         """Stop the idle workers now, busy ones when their request returns; waiting callers get
         ``sandbox_error``."""
         with self._lock:
+            if self.closed:
+                return
             self.closed = True
-            idle, self._idle = self._idle, deque()
+            idle, self._idle = list(self._idle), deque()
             waiters, self._waiters = list(self._waiters), deque()
+        self._closing.set()
         for waiter in waiters:
             waiter.ready.set()
-        for _, worker in idle:
+        for slot in idle:
+            worker = self._workers[slot]
             if worker is not None:
                 worker.close()
+        self._watcher.join(timeout=START_TIMEOUT_S + 5)
+        self.factory.close()

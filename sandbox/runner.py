@@ -10,7 +10,14 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox import languages
-from sandbox.model import COMPILE_LIMITS, Isolation, Limits, RunRecord, RunRequest
+from sandbox.model import (
+    COMPILE_LIMITS,
+    MODEL_MAXIMA,
+    Isolation,
+    Limits,
+    RunRecord,
+    RunRequest,
+)
 from sandbox.pool import SandboxPool
 from sandbox.testcases import JudgeOptions, TestResult, TestSuite, judge
 
@@ -19,7 +26,31 @@ REPLY_SLACK_S = 10.0  # on top of a job's own limits before the worker counts as
 
 
 class SandboxInputError(ValueError):
-    """The request cannot run as asked (unknown language, a test kind the language lacks)."""
+    """The request cannot run as asked (unknown language, a test kind the language lacks,
+    limits above the sandbox's maxima)."""
+
+
+def fit(limits: Limits, maxima: Limits, *, memory_capped: bool = True) -> Limits:
+    """``limits`` within ``maxima``: a value the request set above its maximum is refused, a
+    default above it is lowered to it. Without a cap on a run's memory as a whole
+    (``memory_capped`` false), the run's processes are limited so that processes x memory per
+    process stays within the memory maximum."""
+    lowered: dict[str, Any] = {}
+    for name in Limits.model_fields:
+        value, cap = getattr(limits, name), getattr(maxima, name)
+        if value is None or cap is None or value <= cap:
+            continue
+        if name in limits.model_fields_set:
+            raise SandboxInputError(
+                f"limits.{name} = {value} is above this sandbox's maximum of {cap}"
+            )
+        lowered[name] = cap
+    if not memory_capped:
+        memory = lowered.get("memory_mb", limits.memory_mb)
+        budget = max(1, maxima.memory_mb // memory)
+        if limits.processes > budget:
+            lowered["processes"] = budget
+    return limits.model_copy(update=lowered) if lowered else limits
 
 
 class _Model(BaseModel):
@@ -122,11 +153,19 @@ def check_language(name: str, kind: str | None = None) -> languages.Language:
 
 
 class Sandbox:
-    """The local implementation of ``Runs`` over a ``SandboxPool``."""
+    """The local implementation of ``Runs`` over a ``SandboxPool``; requests are held to
+    ``maxima`` (``fit``)."""
 
-    def __init__(self, pool: SandboxPool, *, owned_dir: str = "") -> None:
+    def __init__(
+        self, pool: SandboxPool, *, owned_dir: str = "", maxima: Limits = MODEL_MAXIMA
+    ) -> None:
         self.pool = pool
         self.owned_dir = owned_dir  # removed on close
+        self.maxima = maxima
+
+    def fit(self, limits: Limits) -> Limits:
+        """``limits`` as this sandbox runs them (``SandboxInputError`` above a maximum)."""
+        return fit(limits, self.maxima, memory_capped=self.pool.memory_cap != "address-space")
 
     @property
     def isolation(self) -> str:
@@ -146,6 +185,10 @@ class Sandbox:
         compile_limits: Limits = COMPILE_LIMITS,
         **extra: Any,
     ) -> tuple[dict[str, Any], float]:
+        limits = self.fit(limits)
+        compile_limits = compile_limits.model_copy(
+            update={"memory_mb": min(compile_limits.memory_mb, self.maxima.memory_mb)}
+        )
         job = {
             "op": "run",
             "language": language.name,
@@ -173,6 +216,7 @@ class Sandbox:
     def run_many(self, requests: list[RunRequest]) -> list[RunRecord]:
         for request in requests:  # refuse the whole batch before running any of it
             check_language(request.language)
+            self.fit(request.limits)
         with ThreadPoolExecutor(max_workers=min(2 * self.pool.size, len(requests) or 1)) as threads:
             return list(threads.map(self.run, requests))
 
@@ -204,6 +248,15 @@ class Sandbox:
 
     def matrix(self, request: MatrixRequest) -> MatrixResult:
         check_language(request.language, request.tests.kind)
+        limits = request.limits
+        if "limits" not in request.model_fields_set:  # the default: lowered to fit, never refused
+            limits = Limits.model_construct(set(), **limits.model_dump())
+        self.fit(limits)  # refused before any program runs
+        if request.per_test_s > self.maxima.wall_s:
+            raise SandboxInputError(
+                f"per_test_s = {request.per_test_s} is above this sandbox's maximum of "
+                f"{self.maxima.wall_s}"
+            )
 
         def row(program: str) -> TestRun:
             return self.test(
@@ -211,7 +264,7 @@ class Sandbox:
                 program,
                 request.tests,
                 per_test_s=request.per_test_s,
-                limits=request.limits,
+                limits=limits,
                 options=request.judge,
             )
 

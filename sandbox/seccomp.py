@@ -2,8 +2,8 @@
 
 The worker loads the filter on itself once its isolation is set up, so every run inherits it
 (loading a filter per run costs about 0.4 ms of each run's CPU). The worker still needs three
-namespace calls per run; they stay open only in the exact forms it uses (``unshare`` of a PID
-or mount namespace, ``setns`` into a PID namespace, ``mount``), each of which the kernel
+namespace calls per run; they stay open only in the exact forms it uses (``unshare`` of a PID,
+mount or IPC namespace, ``setns`` into a PID namespace, ``mount``), each of which the kernel
 refuses to a run anyway: a run is an unprivileged uid without capabilities and, with
 ``no_new_privs``, cannot regain any; the one namespace it could create without privileges, a
 user namespace, is denied here in every form.
@@ -17,8 +17,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-
-import pyseccomp
 
 from sandbox import linux
 
@@ -36,6 +34,7 @@ DENIED = (
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex",
     "sethostname", "setdomainname", "iopl", "ioperm",
 )  # fmt: skip
+SYSV_IPC = ("shmget", "semget", "msgget")
 # Address families that reach beyond the process: the network namespace already has no route
 # out, this makes the attempt fail fast and loudly (EACCES) under every backend.
 DENIED_SOCKET_FAMILIES = (2, 10, 16, 17)  # AF_INET, AF_INET6, AF_NETLINK, AF_PACKET
@@ -49,15 +48,22 @@ NAMESPACE_FLAGS = (
     0x02000000,  # CLONE_NEWCGROUP
     0x00000080,  # CLONE_NEWTIME
 )
+# What the worker unshares per run: a PID namespace, and in the child mount and IPC namespaces.
+WORKER_UNSHARES = (linux.CLONE_NEWPID, linux.CLONE_NEWNS, linux.CLONE_NEWIPC)
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 _libc = ctypes.CDLL(None, use_errno=True)  # loaded once: dlopen per run costs ~0.4 ms
 
 
-def compile_filter() -> bytes:
-    """The deny-list as a BPF program (``struct sock_filter`` array)."""
+def compile_filter(*, private_ipc: bool = True) -> bytes:
+    """The deny-list as a BPF program (``struct sock_filter`` array). Without ``private_ipc``
+    (weak isolation: no IPC namespace per run) System V IPC objects cannot be made either:
+    they would outlive the run on the host, a channel to later runs."""
+    # Imported here: a re-executed worker has its site-packages on sys.path only once it runs.
+    import pyseccomp  # noqa: PLC0415
+
     rules = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for name in DENIED:
+    for name in DENIED + (() if private_ipc else SYSV_IPC):
         try:
             rules.add_rule(pyseccomp.ERRNO(errno.EPERM), name)
         except (OSError, RuntimeError, ValueError):  # unknown to this kernel/libseccomp
@@ -68,7 +74,7 @@ def compile_filter() -> bytes:
         )
     # The worker's own per-run calls, in their exact forms; every other form is refused.
     for flag in NAMESPACE_FLAGS:
-        if flag not in (linux.CLONE_NEWPID, linux.CLONE_NEWNS):
+        if flag not in WORKER_UNSHARES:
             rules.add_rule(
                 pyseccomp.ERRNO(errno.EPERM),
                 "unshare",

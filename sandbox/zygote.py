@@ -22,6 +22,7 @@ import fcntl
 import gc
 import hashlib
 import importlib
+import json
 import math
 import os
 import resource
@@ -36,9 +37,20 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from sandbox import frames, harness, isolation, landlock, languages, linux, seccomp
+from sandbox import (
+    cgroups,
+    frames,
+    harness,
+    isolation,
+    landlock,
+    languages,
+    linux,
+    probe,
+    runtime,
+    seccomp,
+)
 
 WARM_MODULES = (
     "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal",
@@ -47,7 +59,9 @@ WARM_MODULES = (
     "unittest",
 )  # fmt: skip
 CACHE_ENTRIES = 128
+OOM_NOTE = "killed: the run's processes together went over its memory limit"
 TAIL = 4096  # bytes of stderr kept when a frame carries an error
+SHM_MB = 64  # each run's private /dev/shm (full isolation)
 _HIGH_FD = 100
 
 
@@ -67,6 +81,12 @@ class Limits:
     def of(cls, raw: dict[str, Any]) -> Limits:
         """From the request's JSON."""
         return cls(**{name: raw[name] for name in cls.__dataclass_fields__})
+
+
+PROBE_LIMITS = Limits(
+    wall_s=60, cpu_s=60, memory_mb=2048, output_bytes=1 << 16, file_mb=16, processes=64,
+    open_files=256,
+)  # fmt: skip
 
 
 @dataclass
@@ -122,15 +142,28 @@ class _Proc:
 class Worker:
     """The request loop of one zygote."""
 
-    def __init__(self, layout: isolation.Layout, control: tuple[int, int]) -> None:
+    def __init__(
+        self,
+        layout: isolation.Layout,
+        control: tuple[int, int],
+        *,
+        group: cgroups.RunGroup | None = None,
+        keep_fds: tuple[int, ...] = (),
+        library_path: str = "",
+    ) -> None:
         self.layout = layout
         self.control_in, self.control_out = control
         self.full = layout.isolation == "full"
         self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.full else -1
         # Without namespaces, Landlock is what hides the host filesystem from runs.
         self.landlock = None if self.full else landlock.ruleset(*isolation.weak_paths(layout))
+        self.group = group  # the slot's memory cgroup: caps a run's processes together
+        self.keep_fds = keep_fds  # descriptors every run keeps (``runtime.bridge``)
+        self.library_path = library_path
+        self.oom_seen = 0
         self.runs = 0
-        seccomp.load(seccomp.compile_filter())  # on the worker itself: every run inherits it
+        # On the worker itself: every run inherits it.
+        seccomp.load(seccomp.compile_filter(private_ipc=self.full))
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -173,12 +206,45 @@ class Worker:
         binary, compiled = self._build(language, request["source"], scratch, request)
         if compiled is not None and binary is None:
             return {**compiled, "status": "compile_error", "compile": compiled}
+        self.begin(limits)
         if request.get("tests") is None:
             record = self._run_once(language, request, binary, scratch, limits)
         else:
             record = self._run_tests(language, request, binary, scratch, limits)
         record["compile"] = compiled
+        return self.charge(record)
+
+    # -- memory --------------------------------------------------------------------------------
+
+    def begin(self, limits: Limits) -> None:
+        """Before a phase (build, run): the group's limit, a fresh peak and OOM count."""
+        if self.group is not None:
+            self.group.start(limits.memory_mb)
+            self.oom_seen = 0
+
+    def charge(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A phase's record with the group's figures: the peak of all the run's processes
+        together, and ``memory_limit`` when the kernel killed any of them for the limit (for a
+        test run, the tests whose process it killed say so instead: see ``failure``)."""
+        if self.group is None:
+            return record
+        record["memory_mb"] = round(max(record["memory_mb"], self.group.peak_mb()), 3)
+        if "tests" in record:
+            return record
+        if self.group.oom_kills() and record["status"] in ("ok", "runtime_error"):
+            record["status"] = "memory_limit"
+            record["stderr"] = (record["stderr"] + "\n" + OOM_NOTE).lstrip("\n")
         return record
+
+    def failure(self, proc: _Proc, reply: dict[str, Any] | None) -> dict[str, Any]:
+        """A test's result when its process gave no answer (killed for the run's memory?)."""
+        result = _failure(proc, reply)
+        if self.group is not None and result["status"] == "runtime_error":
+            kills = self.group.oom_kills()
+            if kills > self.oom_seen:
+                self.oom_seen = kills
+                result.update(status="memory_limit", error=OOM_NOTE)
+        return result
 
     # -- files and builds ----------------------------------------------------------------------
 
@@ -219,8 +285,9 @@ class Worker:
             return str(cached), None
         argv = [a.format(src=language.source_file, bin="main") for a in language.compile]
         limits = Limits.of(request["compile_limits"])
+        self.begin(limits)
         proc = self.spawn(_exec(argv), b"", scratch, limits)
-        record = self.finish(proc, limits)
+        record = self.charge(self.finish(proc, limits))
         if record["status"] != "ok":
             return None, record
         try:  # the binary is the build's output: read it without following links
@@ -293,11 +360,11 @@ class Worker:
             assert proc.channel is not None
             frames.write(proc.channel.fileno(), message)
         except OSError:
-            return _failure(proc, None)
+            return self.failure(proc, None)
         reply = self.await_frame(proc, deadline)
         elapsed = time.monotonic() - started
         if reply is None:
-            return {**_failure(proc, None), "time_s": elapsed}
+            return {**self.failure(proc, None), "time_s": elapsed}
         return {**_harness_result(reply), "time_s": elapsed}
 
     def await_frame(self, proc: _Proc, deadline: float) -> dict[str, Any] | None:
@@ -386,25 +453,26 @@ class Worker:
     ) -> None:
         """In the forked child: isolate, report set-up, run. Never returns."""
         try:
+            if self.group is not None:
+                self.group.join()  # first: everything the run allocates counts against it
             if self.landlock is not None:
                 landlock.restrict_self(self.landlock)
             if self.full:
-                linux.unshare(linux.CLONE_NEWNS)
-                linux.mount(
-                    "proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC
-                )
+                _private_mounts()
             high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD) for fd in [*fds, setup_fd]]
             for index, fd in enumerate(high[:-1]):
                 os.dup2(fd, index)
             setup_fd = fcntl.fcntl(high[-1], fcntl.F_DUPFD, len(fds))
             os.closerange(len(fds), setup_fd)
-            os.closerange(setup_fd + 1, 1 << 16)
+            _close_from(setup_fd + 1, self.keep_fds)
             os.setsid()
             uid = self.layout.run_uid
             if uid is not None:
                 os.setgroups([])
                 os.setresgid(uid, uid, uid)
                 os.setresuid(uid, uid, uid)
+                if self.keep_fds:  # a uid change makes /proc/self/fd root's; runs read through it
+                    linux.prctl(linux.PR_SET_DUMPABLE, 1)
             _set_limits(limits)
             os.chdir(scratch)
             os.environ.clear()
@@ -415,6 +483,8 @@ class Worker:
                 LANG="C.UTF-8",
                 PYTHONDONTWRITEBYTECODE="1",
             )
+            if self.library_path:  # the runtime's interpreter, when a run starts it again
+                os.environ["LD_LIBRARY_PATH"] = self.library_path
             os.write(setup_fd, b"1")
             os.close(setup_fd)
         except BaseException as exc:
@@ -509,6 +579,19 @@ class Worker:
         _, status, usage = os.wait4(proc.pid, 0)
         proc.status, proc.rusage, proc.ended = status, usage, time.monotonic()
 
+    def probe(self, packages: bool) -> str | None:
+        """Run the start-up probe (``sandbox.probe``) as a run; None when runs can use the
+        runtime, else why not."""
+        scratch = self._scratch()
+        try:
+            self.begin(PROBE_LIMITS)
+            target = probe.program(probe.modules(packages), probe.tools())
+            proc = self.spawn(target, b"", scratch, PROBE_LIMITS)
+            return probe.verdict(self.charge(self.finish(proc, PROBE_LIMITS)))
+        finally:
+            self._cleanup()
+            shutil.rmtree(scratch, ignore_errors=True)
+
     def _cleanup(self) -> None:
         """After a request: no process of the run survives, and none is left unreaped (zombies
         still count against the uid's process limit). With a PID namespace the kernel has
@@ -583,7 +666,8 @@ class _TestSession:
             if proc is None or proc.status is not None or proc.channel_error:
                 proc, ready = self.start(_harness(harness.run_script, source, cap))
                 if not ready or not ready.get("ready"):
-                    return results + [_failure(proc, ready)] * (len(items) - len(results))
+                    failed = self.worker.failure(proc, ready)
+                    return results + [failed] * (len(items) - len(results))
             result = self.worker.ask(proc, {"stdin": item["stdin"]}, self._due())
             results.append(result)
             if result["status"] == "timeout":
@@ -599,7 +683,7 @@ class _TestSession:
         """Function-call tests: the program defined once, then called per test."""
         server, ready = self._server(source)
         if not ready or not ready.get("ready"):
-            return [_failure(server, ready)] * len(items)
+            return [self.worker.failure(server, ready)] * len(items)
         messages = [
             {"call": entry_point, "args": item["args"], "kwargs": item.get("kwargs", {})}
             for item in items
@@ -613,7 +697,7 @@ class _TestSession:
         program's functions travel to a serving process on a socket between the two."""
         server, ready = self._server(source)
         if not ready or not ready.get("ready") or server.channel is None:
-            return [_failure(server, ready)] * len(items)
+            return [self.worker.failure(server, ready)] * len(items)
         names = [str(name) for name in ready.get("names", [])]
         peer, server.channel = server.channel, None
         judge, _ = self.start(_harness(harness.judge, names), peer=peer)
@@ -661,6 +745,26 @@ def _kill_descendants() -> None:
     for pid in stopped:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+def _private_mounts() -> None:
+    """A run's own mount and IPC namespaces: a fresh ``/proc`` for its PID namespace and a fresh
+    ``/dev/shm`` (POSIX shared memory and semaphores), and System V IPC of its own; all of it
+    goes when the run's last process exits, so nothing passes to a later run and a full
+    ``/dev/shm`` cannot break one."""
+    linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWIPC)
+    linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
+    shm = "/dev/shm"  # noqa: S108 - the run's own, in its own mount namespace
+    flags = linux.MS_NOSUID | linux.MS_NODEV
+    linux.mount("tmpfs", shm, "tmpfs", flags, f"mode=1777,size={SHM_MB}m")
+
+
+def _close_from(low: int, keep: tuple[int, ...]) -> None:
+    """Close every descriptor from ``low`` up, except ``keep``."""
+    for fd in sorted(k for k in keep if k >= low):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
 
 
 def _open_beneath(root: Path, name: str) -> int:
@@ -854,33 +958,96 @@ def _timeout_result() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: ``python -m sandbox.zygote --isolation full|weak ...``."""
+    """Entry point: ``python -m sandbox.zygote --isolation full|weak ...``.
+
+    Full isolation starts twice: the launch (host paths, host uid) opens the slot's cgroup,
+    enters the namespaces and the minimal root, then re-executes the interpreter from its
+    neutral path inside (``--inner``), so that nothing of the worker points at the host."""
     parser = argparse.ArgumentParser(prog="sandbox.zygote")
     parser.add_argument("--isolation", choices=("full", "weak"), required=True)
     parser.add_argument("--uid-base", type=int, default=200_000)
     parser.add_argument("--scratch-mb", type=int, default=512)
     parser.add_argument("--workdir", default="")
+    parser.add_argument("--cgroup", default="", help="the slot's memory cgroup, VERSION:PATH")
+    parser.add_argument("--probe-packages", action="store_true", help="probe numpy, sympy too")
+    parser.add_argument("--inner", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.inner:
+        state = json.loads(args.inner)
+        control = (int(state["control"][0]), int(state["control"][1]))
+        for fd in control:
+            os.set_inheritable(fd, False)
+        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+        group = cgroups.RunGroup.adopt(state["group"]) if state["group"] else None
+        runtime.enter(state["site"])
+        _start(args, isolation.full_layout(), control, group, state["library_path"])
+        return
     # The control channel moves to high descriptors; 0 reads nothing, 1 goes to the log.
     control = (fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 10), fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 10))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)
+    try:
+        group = cgroups.RunGroup.open(args.cgroup) if args.cgroup else None
+        if args.isolation == "full":
+            neutral = runtime.neutral()
+            isolation.enter_full(args.uid_base, args.scratch_mb, neutral)
+            _reexec(args, neutral, control, group)
+        layout = isolation.enter_weak(args.workdir, args.uid_base + isolation.SANDBOX_UID)
+        linux.prctl(linux.PR_SET_CHILD_SUBREAPER, 1)  # orphans of a run come back to us
+    except OSError as exc:
+        _refuse(control, f"set-up failed: {exc}")
+    _start(args, layout, control, group, "")
+
+
+def _reexec(
+    args: argparse.Namespace,
+    neutral: runtime.Runtime,
+    control: tuple[int, int],
+    group: cgroups.RunGroup | None,
+) -> None:
+    """Become the worker again, from the runtime's neutral path inside the minimal root."""
+    for fd in control:
+        os.set_inheritable(fd, True)
+    state = {
+        "control": list(control),
+        "group": group.handoff() if group is not None else "",
+        "site": list(neutral.site),
+        "library_path": neutral.library_path,
+    }
+    arguments = ["--isolation", "full", "--inner", json.dumps(state)]
+    if args.probe_packages:
+        arguments.append("--probe-packages")
+    os.execve(  # noqa: S606 - the server's own interpreter, at its path inside
+        neutral.python, neutral.argv(arguments), neutral.env(dict(os.environ))
+    )
+
+
+def _start(
+    args: argparse.Namespace,
+    layout: isolation.Layout,
+    control: tuple[int, int],
+    group: cgroups.RunGroup | None,
+    library_path: str,
+) -> None:
+    """Warm up, check that runs can use the runtime, say hello, serve."""
     for name in WARM_MODULES:
         importlib.import_module(name)
+    keep: tuple[int, ...] = ()
     try:
-        if args.isolation == "full":
-            layout = isolation.enter_full(args.uid_base, args.scratch_mb)
-        else:
-            layout = isolation.enter_weak(args.workdir, args.uid_base + isolation.SANDBOX_UID)
-            linux.prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of a run come back to us
-        worker = Worker(layout, control)
+        if layout.run_uid is not None and layout.isolation != "full":
+            hidden = runtime.unreachable(runtime.sys_path_dirs(), layout.run_uid)
+            keep = tuple(runtime.bridge(hidden))
+        worker = Worker(layout, control, group=group, keep_fds=keep, library_path=library_path)
+        problem = worker.probe(args.probe_packages)
     except OSError as exc:
-        frames.write(control[1], {"status": "sandbox_error", "detail": f"set-up failed: {exc}"})
-        sys.exit(3)
-    hello = {"status": "ok", "isolation": layout.isolation, "pid": os.getpid()}
+        _refuse(control, f"set-up failed: {exc}")
+    if problem is not None:
+        _refuse(control, problem)
+    hello: dict[str, Any] = {"status": "ok", "isolation": layout.isolation, "pid": os.getpid()}
     hello["landlock"] = worker.landlock is not None
+    hello["memory_cap"] = "cgroup" if group is not None else "address-space"
     if layout.isolation == "weak":
         hello["run_uid"] = layout.run_uid
     frames.write(control[1], hello)
@@ -889,6 +1056,11 @@ def main(argv: list[str] | None = None) -> None:
     gc.freeze()
     with contextlib.suppress(OSError):
         worker.serve()
+
+
+def _refuse(control: tuple[int, int], detail: str) -> NoReturn:
+    frames.write(control[1], {"status": "sandbox_error", "detail": detail})
+    sys.exit(3)
 
 
 if __name__ == "__main__":

@@ -264,3 +264,22 @@ def test_killing_the_fork_server_under_load_loses_only_items_in_flight(victim: L
         time.sleep(0.1)
     assert _fork_server(victim) != old
     assert httpx.get(f"{victim.base_url}/healthz").json()["pool_workers"] == 2
+
+
+def test_killing_a_sandbox_worker_shows_in_healthz_and_heals(victim: LiveServer) -> None:
+    assert victim.process is not None
+    zygotes = [pid for pid, args in _children(victim.process.pid) if "sandbox.zygote" in args]
+    before = httpx.get(f"{victim.base_url}/healthz").json()
+    assert before["sandbox_workers"] == len(zygotes) > 1
+    os.kill(zygotes[0], signal.SIGKILL)
+    seen: set[int] = set()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        reply = httpx.get(f"{victim.base_url}/healthz")
+        assert reply.status_code == 200, reply.text  # other workers still serve: alive
+        seen.add(reply.json()["sandbox_workers"])
+        if len(seen) > 1 and reply.json()["sandbox_workers"] == len(zygotes):
+            break
+        time.sleep(0.05)
+    assert len(zygotes) - 1 in seen, seen
+    assert httpx.get(f"{victim.base_url}/healthz").json()["sandbox_workers"] == len(zygotes)

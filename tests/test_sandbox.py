@@ -433,19 +433,39 @@ def test_matrix(local_sandbox: Sandbox) -> None:
 # --- the pool ---------------------------------------------------------------------------------
 
 
-def test_a_worker_that_dies_is_replaced_and_its_request_is_a_sandbox_error() -> None:
+def test_a_worker_that_dies_mid_run_is_replaced_and_its_request_is_a_sandbox_error() -> None:
     sandbox = open_sandbox(SandboxConfig(backend="local", workers=1))
     try:
         first = sandbox.run(RunRequest(source="print(1)"))
         assert first.status == "ok"
-        worker = sandbox.pool._idle[0][1]  # the only worker
+        worker = sandbox.pool.workers()[0]  # the only worker
         assert worker is not None
-        os.killpg(worker.process.pid, signal.SIGKILL)  # type: ignore[attr-defined]
-        lost = sandbox.run(RunRequest(source="print(2)"))
+        with ThreadPoolExecutor(1) as threads:
+            sleeper = RunRequest(source="import time; time.sleep(30)", limits=Limits(wall_s=20))
+            running = threads.submit(sandbox.run, sleeper)
+            _until(lambda: sandbox.pool.busy == 1)
+            time.sleep(0.2)  # the request is in the worker's hands
+            os.killpg(worker.process.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+            lost = running.result()
         assert lost.status == "sandbox_error" and lost.detail
         again = sandbox.run(RunRequest(source="print(3)"))
         assert again.status == "ok" and again.stdout == "3\n"
         assert sandbox.pool.restarts == 1
+    finally:
+        sandbox.close()
+
+
+def test_a_worker_that_dies_while_idle_costs_no_request_and_comes_back_unasked() -> None:
+    sandbox = open_sandbox(SandboxConfig(backend="local", workers=1))
+    try:
+        worker = sandbox.pool.workers()[0]
+        assert worker is not None and sandbox.pool.health().alive == 1
+        os.killpg(worker.process.pid, signal.SIGKILL)  # type: ignore[attr-defined]
+        _until(lambda: sandbox.pool.health().alive == 0 or sandbox.pool.restarts == 1)
+        _until(lambda: sandbox.pool.restarts == 1 and sandbox.pool.health().alive == 1)
+        assert sandbox.pool.workers()[0] is not worker
+        record = sandbox.run(RunRequest(source="print(2)"))
+        assert (record.status, record.stdout) == ("ok", "2\n")
     finally:
         sandbox.close()
 
@@ -529,7 +549,7 @@ def test_a_weak_worker_lost_mid_run_takes_its_daemons_along() -> None:
         "time.sleep(30)\n"
     )
     try:
-        worker = sandbox.pool._idle[0][1]
+        worker = sandbox.pool.workers()[0]
         assert worker is not None and worker.run_uid is not None  # type: ignore[attr-defined]
         uid = worker.run_uid  # type: ignore[attr-defined]
         with ThreadPoolExecutor(1) as threads:

@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
 import sandbox_fusion
 
 from environments.code.family import CodeTaskOptions, CodeTasks
+from envserver.testing import LiveServer
+from tests.conftest import make_server
+from tests.process_support import descendants
 
 HAS_GXX = shutil.which("g++") is not None
 ADDER = "a, b = map(int, input().split())\nprint(a + b)"
@@ -230,3 +239,98 @@ def test_code_environment_end_to_end(base_url: str, fmt: str) -> None:
         timeout=60,
     ).json()["results"][0]
     assert wrong["status"] == "ok" and wrong["reward"] < 1.0
+
+
+# --- limits, maxima and the pool's health (issue 14, items 2 and 3) -----------------------------
+
+
+@pytest.fixture(scope="module")
+def small_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server of its own (its workers get killed): two sandbox workers, small maxima."""
+    env = {
+        "ENVSERVER_SANDBOX_WORKERS": "2",
+        "ENVSERVER_SANDBOX_MAX_MEMORY_MB": "768",
+        "ENVSERVER_SANDBOX_MAX_PROCESSES": "32",
+        "ENVSERVER_SANDBOX_MAX_WALL_S": "20",
+    }
+    with make_server(tmp_path_factory.mktemp("small-server"), **env) as server:
+        yield server
+
+
+def test_info_reports_health_memory_cap_and_maxima(small_server: LiveServer) -> None:
+    info = httpx.get(f"{small_server.base_url}/v1/sandbox").json()
+    assert (info["workers"], info["alive"], info["healthy"]) == (2, 2, True)
+    assert info["memory_cap"] in ("cgroup", "address-space")
+    assert info["maximum_limits"]["memory_mb"] == 768
+    assert info["maximum_limits"]["processes"] == 32
+    assert info["default_limits"]["memory_mb"] == 768  # the 1 GiB default, lowered to fit
+    assert info["default_limits"]["processes"] <= 32
+
+
+def test_limits_above_the_maxima_are_refused_naming_them(small_server: LiveServer) -> None:
+    url = small_server.base_url
+    run = f"{url}/v1/sandbox/run"
+    for limits, maximum in (
+        ({"memory_mb": 1024}, "768"),
+        ({"processes": 64}, "32"),
+        ({"wall_s": 60}, "20"),
+    ):
+        detail = _problem(httpx.post(run, json={"source": "print(1)", "limits": limits}), 422)
+        assert f"maximum of {maximum}" in detail, detail
+    items = [{"source": "print(1)"}, {"source": "print(2)", "limits": {"memory_mb": 4096}}]
+    _problem(httpx.post(f"{run}/batch", json={"items": items}), 422)
+    matrix = {"programs": ["print(3)"], "tests": STDIN_TESTS, "limits": {"processes": 100}}
+    assert "maximum of 32" in _problem(httpx.post(f"{url}/v1/sandbox/matrix", json=matrix), 422)
+    fine = httpx.post(run, json={"source": "print(1)", "limits": {"memory_mb": 512}}).json()
+    assert fine["status"] == "ok"
+    # SandboxFusion's "no limit" is the maximum; an explicit limit above it is refused.
+    unlimited = {"code": "print(5)", "language": "python", "memory_limit_MB": -1}
+    assert httpx.post(f"{url}/run_code", json=unlimited).json()["status"] == "Success"
+    _problem(httpx.post(f"{url}/run_code", json={**unlimited, "memory_limit_MB": 4096}), 422)
+    # The code verifier: a reference asking for more is an error, never a 0.
+    reference = {"tests": STDIN_TESTS, "memory_mb": 4096}
+    result = _verify(url, f"```python\n{ADDER}\n```", reference)
+    assert result["status"] == "error" and result["reward"] is None
+    assert "maximum of 768" in str(result["detail"])
+
+
+def _sandbox_workers(server: LiveServer) -> list[int]:
+    """Pids of the server's sandbox workers proper (full isolation: the re-executed zygotes)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"sandbox.zygote" in cmdline and b"--inner" in cmdline:
+            found.append(int(entry.name))
+    assert server.process is not None
+    mine = descendants(server.process.pid)
+    return [pid for pid in found if pid in mine]
+
+
+def test_killing_a_sandbox_worker_under_load_heals_and_is_reported(
+    small_server: LiveServer,
+) -> None:
+    url = small_server.base_url
+    workers = _sandbox_workers(small_server)
+    assert len(workers) == 2, workers
+    items = [{"source": f"import time\ntime.sleep(0.05)\nprint({i})"} for i in range(60)]
+    with ThreadPoolExecutor(1) as background:
+        batch = background.submit(
+            httpx.post, f"{url}/v1/sandbox/run/batch", json={"items": items}, timeout=120
+        )
+        time.sleep(1.0)
+        os.kill(workers[0], signal.SIGKILL)
+        results = batch.result().json()["results"]
+    statuses = [r["status"] for r in results]
+    assert set(statuses) <= {"ok", "sandbox_error"} and statuses.count("sandbox_error") <= 1
+    deadline = time.monotonic() + 15
+    while httpx.get(f"{url}/v1/sandbox").json()["alive"] != 2:
+        assert time.monotonic() < deadline, "the sandbox pool did not heal"
+        time.sleep(0.1)
+    fresh = _sandbox_workers(small_server)
+    assert len(fresh) == 2 and workers[0] not in fresh
+    assert "envserver_sandbox_workers_alive 2.0" in httpx.get(f"{url}/metrics").text

@@ -21,6 +21,7 @@ import os
 import secrets
 import shutil
 import socket
+import sys
 import tempfile
 import textwrap
 import threading
@@ -32,6 +33,7 @@ from typing import Any
 
 import pytest
 
+import sandbox
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.model import Limits, RunRecord, RunRequest
 from sandbox.pool import SLOTS_PER_POOL, UID_BASE, UID_SPAN
@@ -40,6 +42,7 @@ from sandbox.runner import TestRun as ProgramRun
 from sandbox.testcases import JudgeOptions
 from sandbox.testcases import TestCase as Case
 from sandbox.testcases import TestSuite as Suite
+from tests.process_support import descendants
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -199,23 +202,6 @@ def host_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def _descendants(root: int) -> set[int]:
-    """Host pids below ``root`` (the pool's launchers and workers, for this process)."""
-    parents: dict[int, int] = {}
-    for entry in _host_pids():
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {root}
-    while frontier:
-        frontier = {pid for pid, ppid in parents.items() if ppid in frontier} - found
-        found |= frontier
-    return found
 
 
 def _show(rec: RunRecord) -> str:
@@ -648,7 +634,7 @@ print("end", flush=True)
     ids=["parent", "init", "minus-one", "parent-group", "sigstop-all"],
 )
 def test_signal_parent_and_everyone(box: Box, actions: str) -> None:
-    pool_pids = _descendants(os.getpid())
+    pool_pids = descendants(os.getpid())
     rec = box.run(KILL.format(actions=actions))
     assert rec.status != "sandbox_error", _show(rec)
     assert rec.stdout.startswith("start"), _show(rec)
@@ -657,7 +643,7 @@ def test_signal_parent_and_everyone(box: Box, actions: str) -> None:
 
 def test_signal_host_processes(box: Box) -> None:
     """The test process and the pool's own processes by their host pids."""
-    targets = sorted(_descendants(os.getpid()) | {os.getpid()})
+    targets = sorted(descendants(os.getpid()) | {os.getpid()})
     assert targets
     actions = "[" + ", ".join(f'("{pid}", lambda: os.kill({pid}, 9))' for pid in targets) + "]"
     rec = box.run(KILL.format(actions=actions))
@@ -694,7 +680,7 @@ def test_run_cannot_kill_a_concurrent_run(box: Box) -> None:
         victim["rec"] = box.run("import time\ntime.sleep(1.5)\nprint('survived')", Limits(wall_s=5))
         victim["returned"] = time.monotonic()
 
-    extra = sorted(_descendants(os.getpid()) | {os.getpid()})
+    extra = sorted(descendants(os.getpid()) | {os.getpid()})
     thread = threading.Thread(target=sleeper)
     thread.start()
     try:
@@ -1029,3 +1015,225 @@ def test_cpp_include_secret_at_compile_time(box: Box, host_secrets: Secrets) -> 
         assert rec.compile is not None
         everything = rec.stdout + rec.stderr + rec.compile.stdout + rec.compile.stderr
         assert host_secrets.text not in everything
+
+
+# -- 15. memory of many processes together (issue 14, item 3) --------------------------------------
+
+
+MANY_HOGS = """
+import os, time
+kids = []
+for _ in range({children}):
+    pid = os.fork()
+    if pid == 0:
+        block = bytearray({each_mb} << 20)
+        for i in range(0, len(block), 4096):
+            block[i] = 1
+        time.sleep({hold_s})
+        os._exit(0)
+    kids.append(pid)
+killed = 0
+for pid in kids:
+    _, status = os.waitpid(pid, 0)
+    killed += os.WIFSIGNALED(status)
+print("killed", killed, flush=True)
+"""
+
+
+def _resident_mb(uids: range) -> float:
+    """Memory of every host process of a run uid together (proportional set size: pages
+    shared between them count once), MiB."""
+    total_kb = 0
+    for pid in _run_processes(uids):
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
+                total_kb += int(line.split()[1])
+    return total_kb / 1024
+
+
+class _Sampler(threading.Thread):
+    """Samples, from the host, what a pool's runs hold together while a run goes on."""
+
+    def __init__(self, uids: range) -> None:
+        super().__init__(daemon=True)
+        self.uids, self.peak_mb, self.done = uids, 0.0, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.02):
+            self.peak_mb = max(self.peak_mb, _resident_mb(self.uids))
+
+
+def test_memory_of_many_processes_is_capped_together(box: Box) -> None:
+    """16 children of 400 MiB each under a 1 GiB limit: the run cannot hold 6.4 GiB, the
+    record says it hit its memory limit and reports its real peak (not one process's)."""
+    if box.backend == "docker":
+        pytest.skip("the container's own memory limit caps the run; not observable here")
+    limits = Limits(wall_s=30, memory_mb=1024)
+    sampler = _Sampler(box.run_uids)
+    sampler.start()
+    try:
+        rec = box.run(MANY_HOGS.format(children=16, each_mb=400, hold_s=2), limits)
+    finally:
+        sampler.done.set()
+        sampler.join()
+    assert sampler.peak_mb > 300, "the sampler saw none of the run's memory"
+    assert sampler.peak_mb <= limits.memory_mb * 1.1, sampler.peak_mb
+    assert rec.status == "memory_limit", _show(rec)
+    assert 400 <= rec.memory_mb <= limits.memory_mb * 1.05, _show(rec)
+    assert int(rec.stdout.split()[1]) >= 1, _show(rec)  # children were killed for it
+
+
+def test_memory_of_processes_within_the_limit_is_reported_together(box: Box) -> None:
+    """Four children of 100 MiB at once: ok, and the record's peak counts all four."""
+    if box.backend == "docker":
+        pytest.skip("per-run cgroups are a local backend's")
+    rec = box.run(MANY_HOGS.format(children=4, each_mb=100, hold_s=2), Limits(wall_s=20))
+    assert (rec.status, rec.stdout) == ("ok", "killed 0\n"), _show(rec)
+    assert rec.memory_mb >= 4 * 100, _show(rec)
+
+
+# -- 16. /dev/shm and System V IPC between runs (issue 14, item 4) --------------------------------
+
+
+SHM_WRITE = """
+import ctypes, os
+try:
+    with open("/dev/shm/{name}", "w") as f:
+        f.write("{secret}")
+    print("WROTE", flush=True)
+except OSError as exc:
+    print("DENIED", type(exc).__name__, flush=True)
+libc = ctypes.CDLL(None, use_errno=True)
+print("SYSV", libc.shmget({key}, 4096, 0o1000 | 0o666), flush=True)
+"""
+
+SHM_READ = """
+import ctypes, os
+try:
+    print("LIST", os.listdir("/dev/shm"))
+    print("READ", open("/dev/shm/{name}").read())
+except OSError as exc:
+    print("DENIED", type(exc).__name__)
+libc = ctypes.CDLL(None, use_errno=True)
+print("SYSV", libc.shmget({key}, 4096, 0o666))
+"""
+
+
+def _host_shm_files(uids: range) -> list[str]:
+    return [
+        entry.name
+        for entry in Path("/dev/shm").iterdir()  # the host's, inspected
+        if entry.stat().st_uid in uids
+    ]
+
+
+def _host_sysv_keys(key: int) -> list[str]:
+    return [line for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+            if line.split() and int(line.split()[0]) == key]  # fmt: skip
+
+
+def test_shm_and_sysv_ipc_do_not_pass_to_a_later_run(box: Box) -> None:
+    name, secret, key = f"sb-{secrets.token_hex(6)}", secrets.token_hex(16), 0x5B00 + os.getpid()
+    for _ in range(WORKERS):  # a write on every worker...
+        wrote = box.run(SHM_WRITE.format(name=name, secret=secret, key=key))
+        assert wrote.status == "ok", _show(wrote)
+    for _ in range(WORKERS):  # ...then a read on every worker
+        rec = box.run(SHM_READ.format(name=name, key=key))
+        assert rec.status == "ok", _show(rec)
+        assert secret not in rec.stdout, _show(rec)
+        assert "SYSV -1" in rec.stdout, _show(rec)
+    assert not _host_shm_files(box.run_uids)
+    assert not _host_sysv_keys(key)
+
+
+SHM_FILL = """
+import os
+try:
+    with open("/dev/shm/fill", "wb") as f:
+        while True:
+            f.write(b"x" * (1 << 20))
+except OSError as exc:
+    print("STOPPED", type(exc).__name__, flush=True)
+os.fork() == 0 and __import__("time").sleep(30)  # a child keeps it open
+"""
+
+SHM_USE = """
+import multiprocessing
+from multiprocessing import shared_memory
+lock = multiprocessing.Lock()
+with lock:
+    block = shared_memory.SharedMemory(create=True, size=1 << 20)
+    block.buf[0] = 7
+    print("OK", block.buf[0])
+    block.close()
+    block.unlink()
+"""
+
+
+def test_a_full_dev_shm_does_not_break_later_runs(box: Box) -> None:
+    for _ in range(WORKERS):
+        rec = box.run(SHM_FILL, Limits(wall_s=2))
+        assert "STOPPED" in rec.stdout, _show(rec)
+    if box.full:
+        for _ in range(WORKERS):
+            honest = box.run(SHM_USE)
+            assert (honest.status, honest.stdout) == ("ok", "OK 7\n"), _show(honest)
+    assert not _host_shm_files(box.run_uids)
+
+
+# -- 17. the host's layout (issue 14, item 6) --------------------------------------------------
+
+
+LAYOUT = """
+import json, os, sys
+seen = {{"executable": sys.executable, "path": sys.path, "env": dict(os.environ)}}
+modules = list(sys.modules.values())
+for name, read in (
+    ("root", lambda: os.listdir("/")),
+    ("maps", lambda: open("/proc/self/maps").read()),
+    ("files", lambda: sorted({{getattr(m, "__file__", None) or "" for m in modules}})),
+    ("cmdline", lambda: open("/proc/self/cmdline", "rb").read().decode(errors="replace")),
+    ("exe", lambda: os.readlink("/proc/self/exe")),
+    ("home", lambda: os.listdir({home!r})),
+    ("checkout", lambda: os.listdir({checkout!r})),
+):
+    try:
+        seen[name] = read()
+    except OSError as exc:
+        seen[name] = "DENIED " + type(exc).__name__
+print(json.dumps(seen))
+"""
+
+
+def _host_layout() -> list[str]:
+    """Host paths a run must not learn: the interpreter's and venv's homes, the checkout."""
+    names = {
+        os.path.realpath(sys.prefix),
+        os.path.realpath(sys.base_prefix),
+        str(Path(sandbox.__file__).resolve().parents[1]),
+        str(Path.home()),
+    }
+    return sorted(n for n in names if not n.startswith("/usr"))
+
+
+def test_the_host_layout_does_not_show_through(box: Box) -> None:
+    checkout = str(Path(__file__).resolve().parents[1])
+    rec = box.run(LAYOUT.format(home=str(Path.home()), checkout=checkout), Limits(wall_s=10))
+    assert rec.status == "ok", _show(rec)
+    seen = json.loads(rec.stdout)
+    if box.full:
+        for name in _host_layout():
+            assert name not in rec.stdout + rec.stderr, (name, seen)
+        assert not {"root", "work", "home"} & set(seen["root"]), seen["root"]
+        assert seen["home"].startswith("DENIED") and seen["checkout"].startswith("DENIED")
+        return
+    # Weak isolation cannot move the runtime; Landlock keeps the run from looking around.
+    worker = box.sb.pool.workers()[0]
+    if worker is None or not getattr(worker, "landlock", True):
+        pytest.skip("no Landlock here")
+    for name in ("root", "maps", "home", "checkout"):
+        assert str(seen[name]).startswith("DENIED"), (name, seen[name])
