@@ -1,4 +1,5 @@
-"""Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``.
+"""Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``,
+and the playground renderers families export (``RENDERERS``, see ``environments.renderer``).
 
 A family whose import fails (typically a missing optional extra) is recorded as disabled with
 the reason, and the rest of the service starts normally.
@@ -18,6 +19,7 @@ from types import ModuleType
 import environments
 import verifiers
 from environments.base import Environment
+from environments.renderer import Renderer
 from envserver.config import Settings
 from verifiers.base import Verifier
 
@@ -36,10 +38,12 @@ class UnknownVerifier(LookupError):
 
 @dataclass
 class Registry:
-    """Environments by id, verifiers by name, and the families that could not load."""
+    """Environments by id, verifiers by name, renderers by environment id, and the families that
+    could not load."""
 
     envs: dict[str, Environment] = field(default_factory=dict)
     verifiers: dict[str, Verifier] = field(default_factory=dict)
+    renderers: dict[str, Renderer] = field(default_factory=dict)
     disabled: dict[str, str] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
 
@@ -48,14 +52,17 @@ class Registry:
         try:
             return self.envs[env_id]
         except KeyError:
-            family = env_id.split("/", maxsplit=1)[0]
-            if family in self.disabled:
-                raise UnknownEnvironment(
-                    f"environment {env_id!r} is disabled: {self.disabled[family]}"
-                ) from None
+            reason = self.disabled_reason(env_id)
+            if reason is not None:
+                raise UnknownEnvironment(f"environment {env_id!r} is disabled: {reason}") from None
             raise UnknownEnvironment(
                 f"unknown environment {env_id!r}; GET /v1/envs lists them"
             ) from None
+
+    def disabled_reason(self, env_id: str) -> str | None:
+        """Why the family of ``env_id`` is not served (a missing extra, say); None when it is
+        served or unknown."""
+        return self.disabled.get(env_id.split("/", maxsplit=1)[0])
 
     def verifier(self, name: str) -> Verifier:
         """The verifier ``name``; raises ``UnknownVerifier`` with a helpful message."""
@@ -104,6 +111,13 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
         if not _ENV_ID.fullmatch(env_id) or env_id in registry.envs:
             raise ValueError(f"environment id {env_id!r} is malformed or not unique")
         registry.envs[env_id] = env
+    renderers = getattr(module, "RENDERERS", {})
+    for env_id, renderer in renderers.items():
+        if env_id not in registry.envs or env_id in registry.renderers:
+            raise ValueError(f"renderer for {env_id!r}: no such environment, or a second one")
+        if not isinstance(renderer, Renderer):
+            raise ValueError(f"renderer for {env_id!r} lacks templates, template or context")
+        registry.renderers[env_id] = renderer
 
 
 def discover(plugins: Sequence[str] = ()) -> Registry:

@@ -18,6 +18,7 @@ from environments.base import (
     SingleTurnScoring,
     StepResult,
 )
+from environments.renderer import Turn
 from envserver.registry import get_registry
 from sandbox import SOCKET_ENV
 from verifiers.score import Score
@@ -58,6 +59,11 @@ def expand(env_id: str, state: Any, actions: list[str] | None) -> list[Expansion
     if not isinstance(env, Expandable):
         raise EnvironmentInputError(f"{env_id} does not support expand")
     return env.expand(state, actions)
+
+
+def render(env_id: str, state: Any, turn: Turn) -> dict[str, Any]:
+    """The context ``env_id``'s renderer gives for ``state`` after ``turn``."""
+    return get_registry().renderers[env_id].context(state, turn)
 
 
 def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:
