@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             preload=registry.modules,
         )
         # Ready means warm: every worker imports the families and runs each verifier's example
-        # first (spaCy, pyslang, math-verify: seconds), so /readyz waits for that rather than
+        # first (NLP models, parsers, solvers: seconds), so /readyz waits for that rather than
         # letting the first requests after it pay for it.
         await executor.run(
             [Call(worker.ping, (), settings.max_item_timeout_s)]

@@ -30,10 +30,9 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from environments.base import Environment, Observation
+from environments.base import Observation
 from environments.renderer import Turn
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH
-from envserver.catalogue import env_info
 from envserver.limits import LimitedRoute
 from envserver.options_form import FIELD_PREFIX, option_fields, parse_options
 from envserver.problems import Problem
@@ -42,6 +41,8 @@ from envserver.service import Service
 from envserver.wire import (
     MAX_ACTION_CHARS,
     MAX_TOKEN_CHARS,
+    Catalogue,
+    EnvInfo,
     ResetRequest,
     ResetResponse,
     StepRequest,
@@ -182,14 +183,17 @@ def _field(form: FormData, name: str, limit: int) -> str:
     return value
 
 
-def _served(service: Service, env_id: str) -> Environment:
-    """The environment, or PageError: 503 for a family that is disabled, else 404."""
-    if env_id not in service.registry.envs:
-        reason = service.registry.disabled_reason(env_id)
-        if reason is not None:
-            raise PageError(503, f"environment {env_id!r} is not served here: {reason}")
-        raise PageError(404, f"unknown environment {env_id!r}; {PREFIX} lists them")
-    return service.env(env_id)
+def _served(request: Request, env_id: str) -> EnvInfo:
+    """The environment's catalogue entry, or PageError: 503 for a family that is disabled, else
+    404."""
+    catalogue: Catalogue = request.app.state.catalogue
+    for info in catalogue.envs:
+        if info.id == env_id:
+            return info
+    reason = _service(request).registry.disabled_reason(env_id)
+    if reason is not None:
+        raise PageError(503, f"environment {env_id!r} is not served here: {reason}")
+    raise PageError(404, f"unknown environment {env_id!r}; {PREFIX} lists them")
 
 
 # --- the episode's page ----------------------------------------------------------------------
@@ -259,10 +263,9 @@ async def _episode(
     history: list[Move],
     retry: str = "",
 ) -> HTMLResponse:
-    service = _service(request)
-    view = await service.render(env_id, token, turn)
+    view = await _service(request).render(env_id, token, turn)
     context = {
-        "env": env_info(service.env(env_id)),
+        "env": _served(request, env_id),
         "turn": turn,
         "state": token,
         "task_id": task_id,
@@ -289,16 +292,15 @@ async def index(request: Request) -> HTMLResponse:
 
 def _start_page(
     request: Request,
-    env: Environment,
+    env: EnvInfo,
     *,
     submitted: dict[str, str] | None = None,
     errors: dict[str, str] | None = None,
     status: int = 200,
 ) -> HTMLResponse:
-    info = env_info(env)
     context = {
-        "env": info,
-        "fields": option_fields(info.options_schema, submitted),
+        "env": env,
+        "fields": option_fields(env.options_schema, submitted),
         "submitted": submitted or {},
         "errors": errors or {},
         "max_seed": MAX_SEED,
@@ -324,9 +326,9 @@ def _option_errors(problem: Problem, names: set[str]) -> dict[str, str]:
 async def reset(env_id: str, request: Request) -> HTMLResponse:
     """Start an episode from the options form (or a task id) and show its first page."""
     service = _service(request)
-    env = _served(service, env_id)
+    env = _served(request, env_id)
     form = await _form(request)
-    schema = env.spec.options_model.model_json_schema()
+    schema = env.options_schema
     submitted = {
         name: _field(form, name, MAX_ACTION_CHARS) for name in form if name.startswith(FIELD_PREFIX)
     }
@@ -391,7 +393,7 @@ def _action(form: FormData) -> str:
 async def step(env_id: str, request: Request) -> HTMLResponse:
     """Apply the action the page sent to the episode in its state token."""
     service = _service(request)
-    _served(service, env_id)
+    _served(request, env_id)
     form = await _form(request)
     token = _field(form, "state", MAX_TOKEN_CHARS)
     if not token:
@@ -429,7 +431,7 @@ async def start(env_id: str, request: Request) -> Response:
         base = env_id.removesuffix(suffix)
         if base != env_id and base in service.registry.envs:
             return RedirectResponse(f"{PREFIX}/{base}", status_code=303)
-    return _start_page(request, _served(service, env_id))
+    return _start_page(request, _served(request, env_id))
 
 
 def short_links(registry: Registry) -> APIRouter:

@@ -213,7 +213,7 @@ class Service:
             raise Problem(400, f"{_where(index)}: {outcome.raised}".lstrip(": "), kind="bad-input")
         if outcome.raised is not None:
             log.error(
-                "family code raised: %s\n%s",
+                "a family raised: %s\n%s",
                 outcome.detail,
                 getattr(outcome.raised, "traceback", ""),
             )

@@ -29,9 +29,9 @@ log = logging.getLogger("envserver.worker")
 def warm_up(sandbox_socket: str | None = None) -> None:
     """Pool initializer: point ``sandbox.default()`` at the server's sandbox, load every family
     and run each verifier's example once, so the first real item does not pay for imports and
-    first-call set-up (math-verify's first call costs 100-300 ms). Environments are not reset
-    here: some solve an instance on reset (OPT's exact references), which would delay every
-    worker start."""
+    first-call set-up (a verifier's first call may cost hundreds of milliseconds). Environments
+    are not reset here: some solve an instance on reset (an exact reference solution), which
+    would delay every worker start."""
     if sandbox_socket:
         os.environ[SOCKET_ENV] = sandbox_socket
     for check in get_registry().verifiers.values():
