@@ -422,6 +422,12 @@ async def step(env_id: str, request: Request) -> HTMLResponse:
     )
 
 
+@router.post("/{env_id:path}", response_class=HTMLResponse)
+async def other_post(env_id: str) -> HTMLResponse:
+    """A post to no action of an environment (the pages post to ``/reset`` and ``/step``)."""
+    raise PageError(405, "this page takes no form: start from the environment's page")
+
+
 @router.get("/{env_id:path}", response_class=HTMLResponse)
 async def start(env_id: str, request: Request) -> Response:
     """An environment's start page: what it is, its options, a seed or a task id."""

@@ -26,6 +26,7 @@ from tests.webshop_support import server_env, small_config, small_env
 
 PLUGINS = "tests.plugins.faulty,tests.plugins.needs_missing,tests.plugins.drawn"
 DISABLED = "tests.plugins.needs_missing"
+PAGE_WAIT_S = 120  # a page waits for a step and a renderer in the pool, on a busy machine
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +194,16 @@ def test_the_family_renderer_draws_the_episode(http: httpx.Client) -> None:
     page = send(http, "test.counter", page.text, "3", compose="add {}")
     assert 'data-count="4"' in page.text and 'id="finished"' in page.text
     assert re.search(r"<td>exact</td><td>1</td>", page.text)
+    metrics = http.get("/metrics").text  # the renderer ran in the pool, counted as every item is
+    assert re.search(
+        r'envserver_items_total\{kind="render",status="ok",target="test.counter"\} [1-9]', metrics
+    )
+
+
+def test_chat_observations_show_each_message(http: httpx.Client) -> None:
+    page = start(http, "sva/generated", seed="4")
+    roles = re.findall(r'<div class="message"><div class="role">(\w+)</div>', page.text)
+    assert roles and roles[-1] == "user", page.text[:2000]
 
 
 def test_a_renderer_that_fails_leaves_the_plain_observation(http: httpx.Client) -> None:
@@ -211,6 +222,7 @@ def test_errors_are_pages_with_the_problems_detail(http: httpx.Client) -> None:
     forged = f"{head}.{'A' if tail[0] != 'A' else 'B'}{tail[1:]}"
     cases = [
         (http.get("/play/no-such-env"), 404, "unknown environment"),
+        (http.post("/play/math", data={"state": token}), 405, "takes no form"),
         (http.get(f"/play/{DISABLED}"), 503, "missing optional dependency"),
         (http.post(f"/play/{DISABLED}/step", data={"state": "x"}), 503, "not served"),
         (http.post("/play/math/step", data={"action": "x"}), 400, "no state token"),
@@ -360,18 +372,24 @@ class Person:
             box.clear()
         box.send_keys(text)
 
-    def press(self, css: str | None = None, key: str | None = None, element: Any = None) -> None:
-        """Click ``css`` (or press ``key`` in it) and wait for the next page."""
+    def press(
+        self, css: str | None = None, key: str | None = None, element: Any = None, script: str = ""
+    ) -> None:
+        """Click ``css`` or ``element`` (or press ``key`` in it, or run ``script``) and wait for
+        the next page."""
         from selenium.webdriver.support import expected_conditions
         from selenium.webdriver.support.ui import WebDriverWait
 
         page = self.browser.find_element(self.by.TAG_NAME, "html")
-        target = element if element is not None else self.find(css or "")
-        if key is None:
-            target.click()
+        if script:
+            self.browser.execute_script(script)
         else:
-            target.send_keys(key)
-        WebDriverWait(self.browser, 30).until(expected_conditions.staleness_of(page))
+            target = element if element is not None else self.find(css or "")
+            if key is None:
+                target.click()
+            else:
+                target.send_keys(key)
+        WebDriverWait(self.browser, PAGE_WAIT_S).until(expected_conditions.staleness_of(page))
 
     def shot(self, name: str) -> None:
         self.browser.save_screenshot(str(self.shots / f"{name}.png"))
@@ -467,17 +485,12 @@ def test_browser_store_enter_searches_and_the_reward_shows(person: Person) -> No
 
 def test_browser_search_submitted_without_its_button(person: Person) -> None:
     # The old store answered a raw JSON 422 ("body.action: Field required") when the search
-    # form was submitted without its button as the submitter; the text box's form now carries
-    # its action itself.
+    # form was submitted without its button as the submitter (a script's form.submit(), some
+    # browsers' Enter); the text box's form now carries its action itself.
     person.open("/play/webshop")
     person.press("#start")
     person.type("#search", "lamp")
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    page = person.find("html")
-    person.browser.execute_script("document.getElementById('search-form').submit()")
-    WebDriverWait(person.browser, 30).until(expected_conditions.staleness_of(page))
+    person.press(script="document.getElementById('search-form').submit()")
     assert person.find("#store").get_attribute("data-page") == "results"
 
 
@@ -523,3 +536,18 @@ def test_browser_error_pages(person: Person) -> None:
     assert "token" in person.text("#error")
     person.press("#again")  # back to a new episode of the same environment
     assert person.has("#options")
+
+
+def test_browser_tamarin_proof_by_its_methods(person: Person) -> None:
+    # Served when a Tamarin binary or recorded runs are configured (ENVSERVER_TAMARIN_*).
+    person.open("/play/tamarin/proof")
+    person.type("#seed", "0")
+    person.press("#start")
+    if person.has("#error"):
+        pytest.skip(f"tamarin/proof has nothing to serve here: {person.text('#error')}")
+    steps = 0
+    while not person.has("#finished") and steps < 300:
+        person.press('#actions button[value="1"]')  # Tamarin's own first-ranked method
+        steps += 1
+    assert person.text("#final-reward") == "1", person.text("#turn")
+    assert int(person.find("#history li:last-child").get_attribute("value")) == steps

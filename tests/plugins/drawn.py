@@ -103,7 +103,7 @@ class CounterRenderer:
             else f'<circle cx="{i * size * 2 + size}" cy="{size}" r="{size}"/>'
             for i in range(min(state["n"], 50))
         )
-        width, height = max(1, state["n"]) * size * 2, size * 2 + 20
+        width, height = max(1, state["n"]) * size * 2 + 80, size * 2 + 20
         fill = "black" if state["filled"] else "none"
         svg = Markup(  # every value in it is a number or escaped here
             f'<svg id="diagram" xmlns="http://www.w3.org/2000/svg" width="{width}" '
