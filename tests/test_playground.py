@@ -17,7 +17,6 @@ from typing import Any
 import httpx
 import pytest
 
-from environments.webshop.env import WebShopOptions
 from envserver.registry import get_registry
 from envserver.testing import LiveServer
 from envserver.wire import MAX_ACTION_CHARS
@@ -287,7 +286,7 @@ def test_the_store_plays_an_episode_to_its_reward(http: httpx.Client) -> None:
     env = small_env()
     page = start(http, "webshop", seed="0", **{"option.split": "test", "option.goal_index": "11"})
     assert 'id="search"' in page.text and 'name="compose" value="search[{}]"' in page.text
-    state = env.reset(0, WebShopOptions(split="test", goal_index=11)).state
+    state = env.reset(0, env.spec.options_model(split="test", goal_index=11)).state
     for _ in range(20):
         action = env.expert_action(state)
         if action.startswith("search["):
@@ -451,7 +450,7 @@ def test_browser_option_errors_show_inline(person: Person) -> None:
 
 def test_browser_store_enter_searches_and_the_reward_shows(person: Person) -> None:
     env = small_env()
-    state = env.reset(0, WebShopOptions(split="test", goal_index=11)).state
+    state = env.reset(0, env.spec.options_model(split="test", goal_index=11)).state
     person.open("/webshop")  # the old address leads to the playground
     person.choose("option.split", "test")
     person.type('[name="option.goal_index"]', "11")
