@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 	@if ! $(PYTHON) -m venv --help >/dev/null 2>&1 || ! $(PYTHON) -c 'import ensurepip' 2>/dev/null; then \
 		echo "installing python3-venv"; apt-get update -qq && apt-get install -y -qq python3-venv; fi
 	@ldconfig -p | grep -q libseccomp.so.2 || { apt-get update -qq && apt-get install -y -qq libseccomp2; }
-	@# The WebShop store's browser test drives Debian's chromium through its chromedriver.
+	@# The playground's browser tests drive Debian's chromium through its chromedriver.
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip

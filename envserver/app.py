@@ -21,6 +21,8 @@ from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
 from envserver.metrics import Metrics, MetricsMiddleware
 from envserver.openrlhf import router as openrlhf_router
+from envserver.playground import page_templates, short_links
+from envserver.playground import router as playground_router
 from envserver.problems import install_problem_handlers
 from envserver.registry import get_registry
 from envserver.routes import router
@@ -28,7 +30,6 @@ from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
 from envserver.tokens import StateTokens
-from envserver.webshop_routes import router as webshop_router
 
 log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
@@ -66,7 +67,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             preload=registry.modules,
         )
         # Ready means warm: every worker imports the families and runs each verifier's example
-        # first (spaCy, pyslang, math-verify: seconds), so /readyz waits for that rather than
+        # first (NLP models, parsers, solvers: seconds), so /readyz waits for that rather than
         # letting the first requests after it pay for it.
         await executor.run(
             [Call(worker.ping, (), settings.max_item_timeout_s)]
@@ -99,11 +100,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         log.warning(
             "%s is not served here: %s; to enable it: %s", entry.name, entry.reason, entry.fix
         )
+    app.state.templates = page_templates(registry)
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
-    app.include_router(webshop_router)
+    app.include_router(playground_router)
+    app.include_router(short_links(registry))
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,

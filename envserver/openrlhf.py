@@ -5,7 +5,7 @@ in current versions, mini-batches in older ones) and reads ``{"rewards", "scores
 "extra_logs"}``. It sends no data source, so the verifier is chosen in the path; verifier
 options may be given as query parameters (``?reward=all``). ``query`` is prompt + response, so
 the prompt is stripped as a prefix. A label is the reference; for a verifier whose references
-are structured (``code``'s hidden tests), a label is that reference as JSON text.
+are structured (hidden tests, say), a label is that reference as JSON text.
 
 Every answer's ``extra_logs`` has the same keys: the verifier's declared components (0.0 where a
 score lacks one), ``valid`` and ``bad_label`` (OpenRLHF merges the samples' logs key by key).

@@ -1,4 +1,5 @@
-"""Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``.
+"""Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``,
+and the playground renderers families export (``RENDERERS``, see ``environments.renderer``).
 
 A family whose import fails (typically a missing optional extra) is recorded as disabled with
 the reason and the fix, and the rest of the service starts normally; so is every environment or
@@ -19,6 +20,7 @@ from types import ModuleType
 import environments
 import verifiers
 from environments.base import Environment
+from environments.renderer import Renderer
 from envserver.config import Settings
 from verifiers.base import Unavailable, Verifier
 
@@ -50,11 +52,13 @@ class Disabled(LookupError):
 
 @dataclass
 class Registry:
-    """Environments by id, verifiers by name, and what is disabled (families that could not
-    load, by family name; environments and verifiers that cannot serve here, by id or name)."""
+    """Environments by id, verifiers by name, renderers by environment id, and what is disabled
+    (families that could not load, by family name; environments and verifiers that cannot serve
+    here, by id or name)."""
 
     envs: dict[str, Environment] = field(default_factory=dict)
     verifiers: dict[str, Verifier] = field(default_factory=dict)
+    renderers: dict[str, Renderer] = field(default_factory=dict)
     disabled: dict[str, Unavailable] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
 
@@ -64,12 +68,20 @@ class Registry:
         try:
             return self.envs[env_id]
         except KeyError:
-            for name in (env_id, env_id.split("/", maxsplit=1)[0]):
-                if name in self.disabled:
-                    raise Disabled(f"environment {env_id!r}", self.disabled[name]) from None
+            why = self.disabled_reason(env_id)
+            if why is not None:
+                raise Disabled(f"environment {env_id!r}", why) from None
             raise UnknownEnvironment(
                 f"unknown environment {env_id!r}; GET /v1/envs lists them"
             ) from None
+
+    def disabled_reason(self, env_id: str) -> Unavailable | None:
+        """Why ``env_id`` (or its whole family) is not served here, and the fix; None when it
+        is served or unknown."""
+        for name in (env_id, env_id.split("/", maxsplit=1)[0]):
+            if name in self.disabled:
+                return self.disabled[name]
+        return None
 
     def verifier(self, name: str) -> Verifier:
         """The verifier ``name``; raises ``Disabled`` when this server cannot serve it,
@@ -124,6 +136,14 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
             raise ValueError(f"environment id {env_id!r} is malformed or not unique")
         if env_id not in unavailable:
             registry.envs[env_id] = env
+    for env_id, renderer in getattr(module, "RENDERERS", {}).items():
+        if env_id in unavailable:
+            continue
+        if env_id not in registry.envs or env_id in registry.renderers:
+            raise ValueError(f"renderer for {env_id!r}: no such environment, or a second one")
+        if not isinstance(renderer, Renderer):
+            raise ValueError(f"renderer for {env_id!r} lacks templates, template or context")
+        registry.renderers[env_id] = renderer
 
 
 def discover(plugins: Sequence[str] = ()) -> Registry:

@@ -112,7 +112,7 @@ async def step(env_id: str, body: StepRequest, request: Request) -> JSONReply:
 )
 async def expand(env_id: str, body: ExpandRequest, request: Request) -> JSONReply:
     """Tree search: apply each action to the state independently and return every resulting
-    branch with its own state token (AND/OR search such as Tamarin proof search)."""
+    branch with its own state token (AND/OR search such as proof search)."""
     return JSONReply(await _service(request).expand(env_id, body))
 
 
@@ -120,7 +120,7 @@ async def expand(env_id: str, body: ExpandRequest, request: Request) -> JSONRepl
 async def get_env(env_id: str, request: Request) -> EnvInfo:
     """One environment's spec."""
     service = _service(request)
-    # The path converter lets "GET .../math/reset" reach here; it is a wrong method, not an env.
+    # The path converter lets "GET .../<env>/reset" reach here; it is a wrong method, not an env.
     for action in ("/reset", "/step", "/reset/batch", "/step/batch", "/expand"):
         if env_id.endswith(action) and env_id.removesuffix(action) in service.registry.envs:
             raise Problem(405, f"{action.lstrip('/')} takes POST", headers={"Allow": "POST"})

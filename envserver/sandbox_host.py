@@ -58,7 +58,7 @@ class SandboxHost:
     @classmethod
     def start(cls, settings: Settings) -> SandboxHost:
         """Start the workers with the configured backend; a failure leaves the server up with
-        the sandbox reported unavailable (code items then score ``error``, never 0)."""
+        the sandbox reported unavailable (items that run programs then score ``error``, never 0)."""
         config = SandboxConfig(
             backend=settings.sandbox_backend,
             workers=settings.sandbox_workers,

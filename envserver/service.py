@@ -25,6 +25,7 @@ from environments.base import (
     SingleTurnScoring,
     StepResult,
 )
+from environments.renderer import Turn
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
 from envserver import worker
 from envserver.config import Settings
@@ -83,6 +84,17 @@ def _validate_options(
             kind="invalid-options",
             extra={"errors": errors},
         ) from None
+
+
+@dataclass(frozen=True)
+class View:
+    """A family renderer's view of an episode: its ``template`` and the ``context`` computed
+    for it, or (context None) why that failed (``status`` timeout or error, ``detail``)."""
+
+    template: str
+    context: dict[str, Any] | None
+    status: str = "ok"
+    detail: str = ""
 
 
 @dataclass
@@ -226,7 +238,7 @@ class Service:
             )
         if outcome.raised is not None:
             log.error(
-                "family code raised: %s\n%s",
+                "a family raised: %s\n%s",
                 outcome.detail,
                 getattr(outcome.raised, "traceback", ""),
             )
@@ -369,6 +381,21 @@ class Service:
                 for expansion in outcome.value
             ]
         )
+
+    async def render(self, env_id: str, token: str, turn: Turn) -> View | None:
+        """The view ``env_id``'s renderer gives of the episode in ``token`` after ``turn``,
+        computed in a worker; None when the environment has no renderer. Raises the problems
+        ``step`` raises (bad token, overloaded, pool unavailable, deadline passed)."""
+        env = self.env(env_id)
+        renderer = self.registry.renderers.get(env_id)
+        if renderer is None:
+            return None
+        state = self._open(token, env, None)
+        call = Call(worker.render, (env_id, state, turn), self._timeout(None, env.spec.timeout_s))
+        outcome: Outcome[dict[str, Any]] = (await self._run("render", env_id, [call]))[0]
+        self._client_error(outcome, None)
+        self.metrics.items.labels("render", env_id, outcome.status).inc()
+        return View(renderer.template, outcome.value, outcome.status, outcome.detail)
 
     # --- verification --------------------------------------------------------------------------
 

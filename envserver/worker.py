@@ -18,6 +18,7 @@ from environments.base import (
     SingleTurnScoring,
     StepResult,
 )
+from environments.renderer import Turn
 from envserver.registry import get_registry
 from sandbox import SOCKET_ENV
 from verifiers.score import Score
@@ -28,9 +29,9 @@ log = logging.getLogger("envserver.worker")
 def warm_up(sandbox_socket: str | None = None) -> None:
     """Pool initializer: point ``sandbox.default()`` at the server's sandbox, load every family
     and run each verifier's example once, so the first real item does not pay for imports and
-    first-call set-up (math-verify's first call costs 100-300 ms). Environments are not reset
-    here: some solve an instance on reset (OPT's exact references), which would delay every
-    worker start."""
+    first-call set-up (a verifier's first call may cost hundreds of milliseconds). Environments
+    are not reset here: some solve an instance on reset (an exact reference solution), which
+    would delay every worker start."""
     if sandbox_socket:
         os.environ[SOCKET_ENV] = sandbox_socket
     for check in get_registry().verifiers.values():
@@ -58,6 +59,11 @@ def expand(env_id: str, state: Any, actions: list[str] | None) -> list[Expansion
     if not isinstance(env, Expandable):
         raise EnvironmentInputError(f"{env_id} does not support expand")
     return env.expand(state, actions)
+
+
+def render(env_id: str, state: Any, turn: Turn) -> dict[str, Any]:
+    """The context ``env_id``'s renderer gives for ``state`` after ``turn``."""
+    return get_registry().renderers[env_id].context(state, turn)
 
 
 def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:

@@ -1,15 +1,14 @@
-"""WebShop over HTTP: an episode through the API, bad input, the store's pages and a browser.
+"""WebShop over HTTP: an episode through the API and bad input (the store's pages in the
+playground are tested in ``tests/test_playground.py``).
 
 One server serves the small test shop (its index shared with this process through the cache
-folder); the browser test drives Debian's chromium through its chromedriver, headless.
+folder).
 """
 
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,7 +16,6 @@ import pytest
 
 from environments.webshop.family import WebShopOptions
 from envserver.testing import LiveServer
-from tests.browser import chromium
 from tests.conftest import make_server
 from tests.webshop_support import server_env, small_config, small_env
 
@@ -111,102 +109,3 @@ def test_bad_reset_options_are_400s(http: httpx.Client) -> None:
                     {"step_limit": 0}, {"observation_mode": "pdf"}, {"surprise": 1}):  # fmt: skip
         reply = http.post("/v1/envs/webshop/reset", json={"seed": 0, "options": options})
         assert 400 <= reply.status_code < 500, (options, reply.status_code, reply.text)
-
-
-def _form(page: str) -> str:
-    match = re.search(r"name='token' value='([^']+)'", page)
-    assert match, page
-    return match.group(1)
-
-
-def test_the_store_pages_play_an_episode(http: httpx.Client) -> None:
-    assert "Start shopping" in http.get("/webshop").text
-    page = http.get("/webshop/start", params={"split": "test", "goal_index": "11"})
-    assert page.status_code == 200 and "search_input" in page.text
-    token = _form(page.text)
-    env = small_env()
-    state = env.reset(0, WebShopOptions(split="test", goal_index=11)).state
-    for _ in range(20):
-        action = env.expert_action(state)
-        data = {"token": token, "action": action}
-        if action.startswith("search["):
-            data = {"token": token, "action": "search", "query": action[7:-1]}
-        reply = http.post("/webshop/step", data=data)
-        assert reply.status_code == 200, reply.text
-        state = env.step(state, action).state
-        if state["page"] == "done":
-            break
-        token = _form(reply.text)
-    assert re.search(r"id='reward'>1\.0000<", reply.text)
-    assert "r_type" in reply.text
-
-
-def test_the_store_refuses_bad_input_with_4xx(http: httpx.Client) -> None:
-    page = http.get("/webshop/start", params={"split": "test", "goal_index": "0"})
-    token = _form(page.text)
-    # Options are validated as the API validates them: a schema error is a 422.
-    assert http.get("/webshop/start", params={"split": "bogus"}).status_code == 422
-    assert http.get("/webshop/start", params={"goal_index": "abc"}).status_code == 400
-    assert (
-        http.get("/webshop/start", params={"goal_index": "99999999", "split": "test"}).status_code
-        == 400
-    )
-    assert http.post("/webshop/step", data={"token": "forged", "action": "x"}).status_code in (
-        400,
-        403,
-    )
-    assert http.post("/webshop/step", data={"action": "x"}).status_code == 422
-    unknown = http.post("/webshop/step", data={"token": token, "action": "click[nope]"})
-    assert unknown.status_code == 200 and "id='notice'" in unknown.text
-    huge = http.post(
-        "/webshop/step", data={"token": token, "action": "search", "query": "a" * 10_000}
-    )
-    assert huge.status_code == 200
-    empty = http.post("/webshop/step", data={"token": token, "action": "search", "query": ""})
-    assert empty.status_code == 200 and "id='notice'" in empty.text
-
-
-def test_a_person_shops_in_a_real_browser(shop_server: LiveServer, tmp_path: Path) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    env = small_env()
-    state = env.reset(0, WebShopOptions(split="test", goal_index=11)).state
-    browser = chromium()
-
-    def press(element: Any) -> None:
-        # Every button submits a form: wait for the next page before reading it.
-        page = browser.find_element(By.TAG_NAME, "html")
-        element.click()
-        WebDriverWait(browser, 20).until(expected_conditions.staleness_of(page))
-
-    try:
-        browser.get(f"{shop_server.base_url}/webshop")
-        browser.find_element(By.NAME, "split").send_keys("test")
-        browser.find_element(By.NAME, "goal_index").send_keys("11")
-        press(browser.find_element(By.ID, "start_button"))
-        query = "shoes and shirts"
-        browser.find_element(By.ID, "search_input").send_keys(query)
-        press(browser.find_element(By.ID, "search_button"))
-        state = env.step(state, f"search[{query}]").state
-        first = browser.find_element(By.CSS_SELECTOR, ".product-link button")
-        asin = first.text
-        press(first)
-        state = env.step(state, f"click[{asin.lower()}]").state
-        assert browser.find_element(By.ID, "page").get_attribute("data-page") == "item"
-        options = browser.find_elements(By.CSS_SELECTOR, ".option button")
-        if options:
-            value = options[0].text
-            press(options[0])
-            state = env.step(state, f"click[{value}]").state
-            chosen = browser.find_element(By.CSS_SELECTOR, ".option.checked button")
-            assert chosen.text == value
-        press(browser.find_element(By.XPATH, "//button[text()='Buy Now']"))
-        shown = float(browser.find_element(By.ID, "reward").text)
-        expected = env.step(state, "click[buy now]").score.reward
-        assert expected is not None and shown == pytest.approx(expected, abs=1e-4)
-        assert browser.find_element(By.ID, "components").text.count("r_") >= 3
-    finally:
-        browser.save_screenshot(str(tmp_path / "store.png"))
-        browser.quit()

@@ -14,9 +14,13 @@ order; every renderer walks the same nodes, so ``text``, ``text_rich`` and ``htm
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
+
+import jinja2
+from markupsafe import Markup
 
 NodeKind = Literal["text", "button", "option", "link", "search_box"]
 ObservationMode = Literal["text", "text_rich", "html"]
@@ -83,59 +87,28 @@ def render_text_rich(page: Page) -> str:
     return prefix + "".join(f"{line}\n" for line in lines)
 
 
-ActionMarkup = Callable[[str, str], str]
-"""``(action, inner_html) -> html`` wraps a clickable; the store turns it into a form button."""
+TEMPLATES = Path(__file__).parent / "templates"
+"""The family's templates: the ``html`` observation and the store the playground shows."""
 
 
-def _data_action(action: str, inner: str) -> str:
-    return f'<button class="btn" data-action="{html.escape(action)}">{inner}</button>'
+def _escape(value: object) -> Markup:
+    # html.escape's quoting (&#x27; for '), as the pages were written before templates: the
+    # html observation keeps its exact bytes.
+    return value if isinstance(value, Markup) else Markup(html.escape(str(value)))  # noqa: S704 - escaped
+
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=True,
+    finalize=_escape,
+    undefined=jinja2.StrictUndefined,
+)
 
 
 def render_html(page: Page) -> str:
     """The ``html`` observation: the page with each clickable a button carrying its action in
     ``data-action``."""
-    return (
-        "<!DOCTYPE html>\n<html>\n<head><title>WebShop</title></head>\n"
-        f'<body data-page="{page.name}">\n{render_html_body(page)}\n</body>\n</html>'
-    )
-
-
-def render_html_body(
-    page: Page, clickable: ActionMarkup = _data_action, search_box: str | None = None
-) -> str:
-    """The page's nodes as HTML. ``clickable`` renders each clickable (default: a button carrying
-    its action in ``data-action``); ``search_box`` replaces the search page's input."""
-    parts: list[str] = []
-    for node in page.nodes:
-        label = html.escape(node.text)
-        if node.kind == "text":
-            # An option group's name carries its group; it heads the group's radio values.
-            tag = "h4" if node.group else "p"
-            parts.append(f"<{tag}>{label}</{tag}>")
-        elif node.kind == "search_box":
-            parts.append(
-                search_box
-                or '<input id="search_input" type="text" name="search_query" '
-                'data-action="search[...]"/><button class="btn" data-action="search[...]">'
-                "Search</button>"
-            )
-        elif node.kind == "option":
-            chosen = " checked" if node.clicked else ""
-            parts.append(
-                f'<span class="option{chosen}" data-option="{html.escape(node.group or "")}">'
-                + clickable(f"click[{node.key}]", label)
-                + "</span>"
-            )
-        elif node.kind == "link":
-            visited = " visited" if node.clicked else ""
-            parts.append(
-                f'<div class="product-link{visited}">'
-                + clickable(f"click[{node.key}]", label)
-                + "</div>"
-            )
-        else:
-            parts.append(clickable(f"click[{node.key}]", label))
-    return "\n".join(parts)
+    return _TEMPLATES.get_template("webshop/observation.html").render(page=page)
 
 
 def render(page: Page, mode: ObservationMode) -> str:
