@@ -1,7 +1,8 @@
 """A thin GRPO trainer whose rewards come from the service.
 
-Each step: reset ``prompts_per_step`` episodes of a single-turn environment (the prompts), sample
-``group_size`` completions per prompt, score them all with one batched ``step`` call, and update
+Each step: draw ``prompts_per_step`` prompts from a ``PromptSource`` (an environment's resets, or
+a JSONL dataset: ``clients/train/sources.py``), sample ``group_size`` completions per prompt,
+score them all with one batched call (``step``, or ``verify`` for a dataset), and update
 the policy on group-normalised advantages with the clipped ratio surrogate and a k3 KL to a
 frozen reference. With ``overlap`` the next batch is generated while the service scores the
 current one (the next batch is then one update behind the policy; the importance ratio against
@@ -14,7 +15,7 @@ import copy
 import json
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,8 +26,9 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
 from clients.http import EnvServerClient
 from clients.train.grpo import group_advantages, grpo_loss, token_logprobs
+from clients.train.sources import Dataset, Episodes, PromptSource
 from clients.transitions import observation_text
-from envserver.wire import ChatMessage
+from envserver.wire import ChatMessage, StepResponse
 
 SEED_STRIDE = 1_000_003  # seeds of different runs do not overlap
 
@@ -116,7 +118,7 @@ class Rollout:
     old_logp: torch.Tensor
     ref_logp: torch.Tensor | None
     texts: list[str]  # the last turn of each episode
-    states: list[Any]  # state tokens to step with (or reached, multi-turn), or references
+    targets: list[Any]  # what each is scored against: a state token (to step), or a reference
     seconds: float
     scored: tuple[torch.Tensor, torch.Tensor] | None = None  # multi-turn: scored while played
 
@@ -147,12 +149,14 @@ class GRPOTrainer:
         self.model.to(self.device)
         self.reference = copy.deepcopy(self.model).eval() if config.beta > 0 else None
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
-        self.dataset: list[dict[str, Any]] | None = None
+        self.source: PromptSource
         if config.dataset is not None:
             if config.verifier is None or config.max_turns > 1:
                 raise ValueError("a dataset needs a verifier, and trains single-turn")
-            lines = Path(config.dataset).read_text().splitlines()
-            self.dataset = [json.loads(line) for line in lines if line.strip()]
+            self.source = Dataset(self.client, config.dataset, config.verifier)
+        else:
+            first_seed = config.seed * SEED_STRIDE
+            self.source = Episodes(self.client, config.env, config.env_options, first_seed)
         self.step = 0
         self._resume()
 
@@ -218,27 +222,6 @@ class GRPOTrainer:
             )
         return observation_text(observation)
 
-    def _episodes(self, step: int) -> tuple[list[str], list[Any]]:
-        """The step's prompts and, per prompt, what scores it: an episode's state token, or
-        (verifier mode) the reference."""
-        if self.dataset is not None:
-            rows = [
-                self.dataset[(step * self.config.prompts_per_step + i) % len(self.dataset)]
-                for i in range(self.config.prompts_per_step)
-            ]
-            return [str(row["prompt"]) for row in rows], [row["reference"] for row in rows]
-        first = self.config.seed * SEED_STRIDE + step * self.config.prompts_per_step
-        items = [
-            {"seed": first + i, "options": self.config.env_options}
-            for i in range(self.config.prompts_per_step)
-        ]
-        episodes = self.client.reset_batch(self.config.env, items).results
-        failed = [e for e in episodes if e.status != "ok" or e.state is None]
-        if failed:
-            raise RuntimeError(f"reset of {self.config.env} failed: {failed[0].detail}")
-        prompts = [self._prompt_text(e.observation) for e in episodes]
-        return prompts, [str(e.state) for e in episodes]
-
     def _logprobs(
         self, model: Any, sequences: torch.Tensor, attention: torch.Tensor
     ) -> torch.Tensor:
@@ -295,14 +278,15 @@ class GRPOTrainer:
         """Play one step's episodes: ``group_size`` per prompt, ``max_turns`` model turns each
         (the environment's replies are context, not trained on)."""
         started = time.perf_counter()
-        prompts, reset_states = self._episodes(step)
+        observations, drawn = self.source.draw(step, self.config.prompts_per_step)
+        prompts = [self._prompt_text(observation) for observation in observations]
         group = self.config.group_size
         self.model.eval()
         tokens = [
             ids for prompt in prompts for ids in [self.tokenizer(prompt)["input_ids"]] * group
         ]
         generated = [[0] * len(t) for t in tokens]
-        states = [s for s in reset_states for _ in range(group)]
+        targets = [target for target in drawn for _ in range(group)]
         texts = [""] * len(tokens)
         multi_turn = self.config.max_turns > 1
         rewards = torch.zeros(len(tokens))
@@ -315,18 +299,18 @@ class GRPOTrainer:
                 texts[row] = str(self.tokenizer.decode(new, skip_special_tokens=True))
             if not multi_turn:
                 break
-            results = self.client.step_batch(
-                self.config.env, [(states[r], texts[r]) for r in active]
-            ).results
+            results = self.source.score([targets[r] for r in active], [texts[r] for r in active])
             still = []
             for row, result in zip(active, results, strict=True):
+                if not isinstance(result, StepResponse):  # datasets train single-turn (checked)
+                    raise TypeError("only an environment's episodes can take several turns")
                 if result.reward is None:  # unscored: masked out of the whole update
                     valid[row] = False
                     continue
                 final = result.terminated or result.truncated or turn + 1 == self.config.max_turns
                 if self.config.turn_rewards == "sum" or final:
                     rewards[row] += result.reward
-                states[row] = result.state or states[row]
+                targets[row] = result.state or targets[row]
                 if not final:
                     reply = "\n" + observation_text(result.observation) + "\n"
                     feedback = self.tokenizer(reply, add_special_tokens=False)["input_ids"]
@@ -346,7 +330,7 @@ class GRPOTrainer:
             old_logp=old_logp,
             ref_logp=ref_logp,
             texts=texts,
-            states=states,
+            targets=targets,
             seconds=time.perf_counter() - started,
             scored=(rewards, valid) if multi_turn else None,
         )
@@ -356,14 +340,7 @@ class GRPOTrainer:
         from playing); unscored samples are invalid."""
         if rollout.scored is not None:
             return rollout.scored
-        pairs = list(zip(rollout.states, rollout.texts, strict=True))
-        if self.dataset is not None:
-            items = [{"response": text, "reference": ref} for ref, text in pairs]
-            results: Sequence[Any] = self.client.verify(
-                items, verifier=self.config.verifier
-            ).results
-        else:
-            results = self.client.step_batch(self.config.env, pairs).results
+        results = self.source.score(rollout.targets, rollout.texts)
         valid = torch.tensor([r.reward is not None for r in results])
         rewards = torch.tensor([r.reward if r.reward is not None else 0.0 for r in results])
         return rewards, valid
