@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from environments.math.family import MathTaskOptions, MathTasks
-from envserver.testing import LiveServer
+from tests.server import LiveServer
 
 DIFFICULTIES = ("easy", "medium", "hard")
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from envserver.testing import LiveServer
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.runner import Sandbox
+from tests.server import LiveServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TAMARIN_BATCH = FIXTURES / "tamarin" / "batch"

@@ -17,8 +17,8 @@ import pytest
 import clients.gym  # noqa: F401 - registers the envserver/* ids
 from clients.errors import ClientError, UnavailableError
 from clients.http import EnvServerClient
-from envserver.testing import ROOT, LiveServer
 from tests.conftest import RESTRICTED_KEY
+from tests.server import ROOT, LiveServer
 from verifiers.tamarin.prover import find_prover
 
 KEY = RESTRICTED_KEY.partition(":")[2]

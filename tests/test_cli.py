@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from clients.cli import app, main
-from envserver.testing import ROOT, LiveServer, free_port
 from envserver.wire import Catalogue, EnvInfo, ResetResponse, StepResponse, VerifyResponse
 from tests.conftest import make_server
+from tests.server import ROOT, LiveServer, free_port
 
 SECRET = "cli-test-secret-key"
 WRONG = "The answer is $\\boxed{-987654321}$."

@@ -24,9 +24,9 @@ from clients.errors import (
 )
 from clients.http import AsyncEnvServerClient, EnvServerClient
 from clients.retry import NO_RETRY, RetryPolicy, retry_after_s
-from envserver.testing import ROOT, LiveServer, free_port
 from envserver.wire import ResetRequest, StepRequest, VerifyItem
 from tests.conftest import make_server
+from tests.server import ROOT, LiveServer, free_port
 
 API_KEY = "tester:a-long-enough-secret"
 SECRET = "a-long-enough-secret"

@@ -18,8 +18,8 @@ import pytest
 
 from environments.base import Environment, ResetResult, SingleTurnScoring
 from envserver.registry import discover, get_registry
-from envserver.testing import ROOT
 from envserver.tokens import StateTokens
+from tests.server import ROOT
 from verifiers.tamarin.prover import find_prover
 
 REGISTRY = get_registry()

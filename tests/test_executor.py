@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from envserver.testing import LiveServer
 from tests.conftest import make_server
+from tests.server import LiveServer
 
 
 @pytest.fixture(scope="module")

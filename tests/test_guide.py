@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx
 
-from envserver.testing import ROOT, LiveServer
 from tests.conftest import make_server
+from tests.server import ROOT, LiveServer
 
 GUIDE = ROOT / "CONTRIBUTING.md"
 MODULES = ("guide_reverse", "guide_guess")

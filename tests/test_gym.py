@@ -20,8 +20,8 @@ from clients.gym import EnvServerEnv, EnvServerVectorEnv
 from clients.http import EnvServerClient
 from clients.spaces import UnicodeText
 from clients.transitions import ensure_ok
-from envserver.testing import ROOT
 from envserver.wire import ResetResponse, StepResponse
+from tests.server import ROOT
 
 WRONG = "The answer is $\\boxed{-987654321}$."
 MATH = "envserver/Math-v0"

@@ -17,8 +17,8 @@ import pytest
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate as validate_spec
 
-from envserver.testing import LiveServer
 from tests.conftest import RESTRICTED_KEY
+from tests.server import LiveServer
 from verifiers.tamarin.prover import find_prover
 
 PROBLEM = "application/problem+json"

@@ -18,9 +18,9 @@ import httpx
 import pytest
 
 from envserver.registry import get_registry
-from envserver.testing import LiveServer
 from envserver.wire import MAX_ACTION_CHARS
 from tests.conftest import make_server
+from tests.server import LiveServer
 from tests.webshop_support import server_env, small_config, small_env
 
 PLUGINS = "tests.plugins.faulty,tests.plugins.needs_missing,tests.plugins.drawn"

@@ -21,9 +21,9 @@ import httpx
 import pytest
 
 from envserver.executor import Call, Executor, PoolUnavailable
-from envserver.testing import LiveServer
 from envserver.wire import MAX_JSON_DEPTH
 from tests.conftest import make_server
+from tests.server import LiveServer
 
 
 def nested(depth: int) -> Any:

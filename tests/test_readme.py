@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from envserver.testing import ROOT, LiveServer
+from tests.server import ROOT, LiveServer
 
 README = ROOT / "README.md"
 SHOWN = "# → "

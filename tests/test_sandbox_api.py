@@ -16,9 +16,9 @@ import pytest
 import sandbox_fusion
 
 from environments.code.family import CodeTaskOptions, CodeTasks
-from envserver.testing import LiveServer
 from tests.conftest import make_server
 from tests.process_support import descendants
+from tests.server import LiveServer
 
 HAS_GXX = shutil.which("g++") is not None
 ADDER = "a, b = map(int, input().split())\nprint(a + b)"

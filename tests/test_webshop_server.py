@@ -15,8 +15,8 @@ import httpx
 import pytest
 
 from environments.webshop.family import WebShopOptions
-from envserver.testing import LiveServer
 from tests.conftest import make_server
+from tests.server import LiveServer
 from tests.webshop_support import server_env, small_config, small_env
 
 

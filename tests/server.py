@@ -1,4 +1,5 @@
-"""A real server process on loopback, for end-to-end tests and benchmarks."""
+"""A real server process on loopback, for end-to-end tests and benchmarks (not shipped: it lives
+with the tests, and the benchmarks import it from here)."""
 
 from __future__ import annotations
 
