@@ -266,8 +266,3 @@ def _sum(items: list[z3.BitVecRef], w: int) -> z3.BitVecRef:
     for x in items[1:]:
         total = total + x
     return total
-
-
-def bool_expr_key(e: ir.Expr) -> int:
-    """Identity key used by the memo tables."""
-    return id(e)
