@@ -23,19 +23,17 @@ real binary; tests use a launcher that points at an already running (fake) serve
 from __future__ import annotations
 
 import atexit
-import contextlib
 import socket
 import subprocess
 import tempfile
 import threading
 import time
 import weakref
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
-from typing import IO, Any, Protocol, Self
+from typing import Any, Protocol, Self
 from urllib.parse import quote
 
 import httpx
@@ -58,55 +56,21 @@ from environments.tamarin.model import (
     ProverUnavailable,
     normalise_method,
 )
-from verifiers.tamarin import prover as prover_proc
+from sandbox import tools
 from verifiers.tamarin.prover import Prover, find_prover
+from verifiers.tamarin.prover import limits as prover_limits
 from verifiers.tamarin.theory import Theory, TheoryError
 
 CasePath = tuple[str, ...]
 """Case names from the lemma's root as the server addresses them (``""`` = unnamed case)."""
 
-_TAIL_LINES = 60
 _PORT_CLASH = ("address already in use", "resource busy")
 _START_ATTEMPTS = 5
-
-# PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process. A
-# server started from a short-lived request thread would be killed with that thread, so every
-# long-lived prover process is spawned from this one thread, which lives as long as we do.
-_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tamarin-spawn")
 
 
 def _key(path: Path) -> Path:
     """A path with its method texts normalised, as the caches key it."""
     return tuple((normalise_method(method), case) for method, case in path)
-
-
-class _OutputTail:
-    """The last lines a process wrote on stdout and stderr, read by two daemon threads (a pipe
-    nobody reads fills up and blocks the server)."""
-
-    def __init__(self, streams: Iterable[IO[bytes] | None]) -> None:
-        self._lines: deque[str] = deque(maxlen=_TAIL_LINES)
-        self._lock = threading.Lock()
-        self._threads = [
-            threading.Thread(target=self._drain, args=(stream,), daemon=True)
-            for stream in streams
-            if stream is not None
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def _drain(self, stream: IO[bytes]) -> None:
-        with contextlib.suppress(ValueError, OSError):
-            for raw in iter(stream.readline, b""):
-                with self._lock:
-                    self._lines.append(raw.decode(errors="replace").rstrip("\n"))
-
-    def text(self, wait_s: float = 0.0) -> str:
-        """The tail so far; ``wait_s`` lets the readers catch up with a process that exited."""
-        for thread in self._threads:
-            thread.join(timeout=wait_s)
-        with self._lock:
-            return "\n".join(self._lines)
 
 
 @dataclass
@@ -116,7 +80,7 @@ class LaunchedServer:
 
     base_url: str
     process: subprocess.Popen[bytes] | None = None
-    output: _OutputTail | None = None
+    output: tools.Tail | None = None
     workdir: tempfile.TemporaryDirectory[str] | None = None
 
     def exit_code(self) -> int | None:
@@ -131,7 +95,7 @@ class LaunchedServer:
     def stop(self) -> None:
         """Kill and reap the process (its whole session) and remove its files; idempotent."""
         if self.process is not None:
-            prover_proc.stop(self.process)
+            tools.stop(self.process)
         if self.workdir is not None:
             self.workdir.cleanup()
             self.workdir = None
@@ -159,8 +123,8 @@ def _free_port() -> int:
 
 class TamarinLauncher:
     """Spawns ``tamarin-prover interactive --interface=127.0.0.1 --port=P DIR`` with the theory
-    alone in a private temporary directory, through ``verifiers.tamarin.prover.start`` (memory
-    limit, own session, dies with us)."""
+    alone in a private temporary directory, through ``sandbox.tools`` (the prover's limits, own
+    session, dies with us)."""
 
     def __init__(self, prover: Prover | None = None, extra_args: Iterable[str] = ()) -> None:
         found = prover or find_prover()
@@ -191,11 +155,11 @@ class TamarinLauncher:
                 *self._extra,
                 workdir.name,
             ]
-            process = _SPAWNER.submit(prover_proc.start, args, workdir.name).result()
+            process = tools.start(args, cwd=workdir.name, limits=prover_limits())
         except BaseException:
             workdir.cleanup()
             raise
-        tail = _OutputTail((process.stdout, process.stderr))
+        tail = tools.Tail((process.stdout, process.stderr))
         return LaunchedServer(f"http://127.0.0.1:{port}", process, tail, workdir)
 
 

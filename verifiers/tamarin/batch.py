@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from verifiers.tamarin import prover as prover_process
+from sandbox import tools
 from verifiers.tamarin.proof import ProofSyntaxError, ProofTree, parse_proof, render_proof
-from verifiers.tamarin.prover import Prover, ProverNotFound, find_prover
+from verifiers.tamarin.prover import Prover, ProverNotFound, find_prover, limits
 from verifiers.tamarin.script import find_proof_slot, insert_proof, lemma_proof
 
 BatchStatus = Literal["verified", "falsified", "incomplete", "unfinishable", "invalidated"]
@@ -181,7 +181,8 @@ def check_proof(
     with tempfile.TemporaryDirectory(prefix="envserver-tamarin-") as directory:
         name = "theory.spthy"
         (Path(directory) / name).write_text(text, encoding="utf-8")
-        code, out, err = prover_process.run([binary.path, name], directory, timeout_s)
+        run = tools.run([binary.path, name], cwd=directory, timeout_s=timeout_s, limits=limits())
+    code, out, err = run.exit_code, run.stdout, run.stderr
     try:
         return parse_batch_output(out, lemma)
     except BatchOutputError as exc:

@@ -1,20 +1,16 @@
-"""Finding and running a ``tamarin-prover`` binary: every prover process of the project starts
-here, so each one gets the same limits and dies with the process that started it."""
+"""Finding a ``tamarin-prover`` binary, and the limits every prover process gets. Prover
+processes start through ``sandbox.tools`` (own session, limits, dead with their worker)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import resource
 import shutil
-import signal
-import subprocess
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from sandbox.linux import PR_SET_PDEATHSIG, prctl
+from sandbox import tools
+from sandbox.tools import ToolLimits
 
 PROVER_ENV = "TAMARIN_PROVER"
 """Names the binary (a path or a command on PATH); default ``tamarin-prover``."""
@@ -46,10 +42,8 @@ def find_prover(name: str | None = None) -> Prover | None:
     if path is None:
         return None
     try:
-        out = subprocess.run(  # noqa: S603 - a configured binary, fixed arguments
-            [path, "--version"], capture_output=True, text=True, timeout=60, check=False
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
+        out = tools.run([path, "--version"], timeout_s=60, limits=limits()).stdout
+    except OSError:  # ToolTimeout included
         return None
     version = next(
         (line.split()[-1] for line in out.splitlines() if line.startswith("tamarin-prover")),
@@ -58,52 +52,7 @@ def find_prover(name: str | None = None) -> Prover | None:
     return Prover(path, version)
 
 
-def _limits() -> None:  # pragma: no cover - runs in the child between fork and exec
-    # Die with the worker that started us, so a killed worker leaves no prover behind.
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    memory = int(os.environ.get(MEMORY_ENV, "8192")) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def start(args: Sequence[str], cwd: str) -> subprocess.Popen[bytes]:
-    """Start a prover process in its own session (so ``stop`` reaches Maude too), with a
-    memory limit, no core dumps and no stdin; stdout and stderr are pipes."""
-    return subprocess.Popen(  # noqa: S603 - the configured prover binary
-        list(args),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=_limits,  # noqa: PLW1509 - the worker is single-threaded when it spawns
-    )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Kill the process's whole session and reap it; idempotent."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    with contextlib.suppress(ProcessLookupError):
-        process.kill()
-    process.wait()
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
-
-
-def run(args: Sequence[str], cwd: str, timeout_s: float) -> tuple[int, str, str]:
-    """Run a prover to completion; returns ``(exit code, stdout, stderr)``.
-
-    Raises TimeoutError after ``timeout_s`` (the process tree is killed and reaped first).
-    """
-    process = start(args, cwd)
-    try:
-        out, err = process.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        stop(process)
-        raise TimeoutError(f"the prover ran past {timeout_s:g} s and was stopped") from None
-    finally:
-        if process.returncode is None:
-            stop(process)
-    return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+def limits() -> ToolLimits:
+    """A prover process's limits: ``$ENVSERVER_TAMARIN_MEMORY_MB`` of address space (Tamarin
+    plus its Maude child each), no core dumps."""
+    return ToolLimits(memory_mb=int(os.environ.get(MEMORY_ENV, "8192")))
