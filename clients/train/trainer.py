@@ -132,6 +132,8 @@ class GRPOTrainer:
         tokenizer: Any = None,
     ) -> None:
         self.config = config
+        if config.dataset is not None and (config.verifier is None or config.max_turns > 1):
+            raise ValueError("a dataset needs a verifier, and trains single-turn")
         self.client = EnvServerClient(config.base_url, api_key=config.api_key)
         self._check_target()  # before minutes of model loading
         self.out = Path(config.output_dir)
@@ -149,8 +151,6 @@ class GRPOTrainer:
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
         self.dataset: list[dict[str, Any]] | None = None
         if config.dataset is not None:
-            if config.verifier is None or config.max_turns > 1:
-                raise ValueError("a dataset needs a verifier, and trains single-turn")
             lines = Path(config.dataset).read_text().splitlines()
             self.dataset = [json.loads(line) for line in lines if line.strip()]
         self.step = 0
