@@ -135,6 +135,7 @@ class GRPOTrainer:
     ) -> None:
         self.config = config
         self.client = EnvServerClient(config.base_url, api_key=config.api_key)
+        self.source = self._source()  # a bad mode fails before the server is asked
         self._check_target()  # before minutes of model loading
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
@@ -149,16 +150,19 @@ class GRPOTrainer:
         self.model.to(self.device)
         self.reference = copy.deepcopy(self.model).eval() if config.beta > 0 else None
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
-        self.source: PromptSource
-        if config.dataset is not None:
-            if config.verifier is None or config.max_turns > 1:
-                raise ValueError("a dataset needs a verifier, and trains single-turn")
-            self.source = Dataset(self.client, config.dataset, config.verifier)
-        else:
-            first_seed = config.seed * SEED_STRIDE
-            self.source = Episodes(self.client, config.env, config.env_options, first_seed)
         self.step = 0
         self._resume()
+
+    def _source(self) -> PromptSource:
+        """The run's mode: an environment's episodes, or a dataset scored by a verifier (which
+        trains single-turn). Raises ValueError for a dataset without a verifier."""
+        config = self.config
+        if config.dataset is None:
+            first_seed = config.seed * SEED_STRIDE
+            return Episodes(self.client, config.env, config.env_options, first_seed)
+        if config.verifier is None or config.max_turns > 1:
+            raise ValueError("a dataset needs a verifier, and trains single-turn")
+        return Dataset(self.client, config.dataset, config.verifier)
 
     def _check_target(self) -> None:
         """Raise now, with the server's reason, if it cannot serve what this run scores with:
