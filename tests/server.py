@@ -45,7 +45,7 @@ class LiveServer:
         }
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout_s: float = 60) -> LiveServer:
+    def start(self, timeout_s: float = 180) -> LiveServer:
         """Start and wait until ready; raises RuntimeError with the server's log otherwise."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
