@@ -10,6 +10,7 @@ lines out.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -289,29 +290,25 @@ def _flipped(program: list[Line], rng: random.Random) -> None:
 
 
 def _rewired(program: list[Line], rng: random.Random) -> None:
-    """A unit driven by another promoter of the circuit."""
+    """Two units trade one promoter each: every part is still used, the wiring is not."""
     catalogue = library.parts()
-    promoters = sorted(
-        {
-            name
-            for line in program
-            if line.kind == "unit"
-            for name in _unit_parts(line.text)
-            if catalogue[name].role == "promoter"
-        }
-    )
-    choices = []
-    for i, line in enumerate(program):
-        if line.kind != "unit":
-            continue
-        parts = _unit_parts(line.text)
-        for j, name in enumerate(parts):
-            if catalogue[name].role == "promoter":
-                choices += [(i, j, other) for other in promoters if other not in parts]
-    i, j, other = rng.choice(choices)
-    parts = _unit_parts(program[i].text)
-    parts[j] = other
-    _edit(program, i, _with_parts(program[i].text, parts))
+    units = [(i, _unit_parts(line.text)) for i, line in enumerate(program) if line.kind == "unit"]
+    choices = [
+        (i, j, x, y)
+        for (i, first), (k, second) in itertools.combinations(units, 2)
+        for x, p in enumerate(first)
+        for y, q in enumerate(second)
+        if catalogue[p].role == catalogue[q].role == "promoter"
+        and p != q
+        and p not in second
+        and q not in first
+        for j in (k,)
+    ]
+    i, k, x, y = rng.choice(choices)
+    first, second = _unit_parts(program[i].text), _unit_parts(program[k].text)
+    first[x], second[y] = second[y], first[x]
+    _edit(program, i, _with_parts(program[i].text, first))
+    _edit(program, k, _with_parts(program[k].text, second))
 
 
 _INJECTORS: dict[str, Callable[[list[Line], random.Random], None]] = {

@@ -4,9 +4,10 @@ A response is a Python program using pySBOL3 that leaves an ``sbol3.Document`` i
 module-level variable ``doc``. It is scored in five levels, each paying only when every level
 below it passes:
 
-- **L1 execution** (``execution.py``): the program runs in the sandbox and leaves a document;
-- **L2 validity** (``document.py``): read back from its serialised form, ``validate()`` reports
-  no errors and every reference resolves inside the document;
+- **L1 execution** (``execution.py``): the program runs in the sandbox and leaves a document
+  that reads back as SBOL3 and is not empty;
+- **L2 validity** (``document.py``): ``validate()`` reports no errors and every reference
+  resolves inside the document;
 - **L3 structure** (``extract.py``): parts from the allowed library with the right roles,
   transcription units ordered promoter → RBS → CDS → terminator, required parts present;
 - **L4 semantics** (``extract.py``): interactions well typed (genetic production: CDS → protein;
@@ -20,7 +21,6 @@ names the first failed level and its check (a multi-turn episode shows it to the
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 # The optional ``sbol`` extra: importing it here disables this family (and its environments)
@@ -55,20 +55,16 @@ def _levels(
     source: str, spec: CircuitSpec, options: CircuitOptions, sandbox: Runs, extra: dict[str, Any]
 ) -> None:
     """Run the levels in order; ``_Stop`` at the first that fails."""
-    try:
-        compile(source, execution.PROGRAM_FILE, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise _Stop(0, f"the program does not parse: {type(exc).__name__}: {exc}"[:300]) from None
     limits = Limits(wall_s=options.time_limit_s, memory_mb=options.memory_mb)
     ran = execution.run(source, limits=limits, sandbox=sandbox)
     extra["isolation"] = ran.record.isolation
-    extra["run_s"] = ran.record.wall_s
     if ran.document is None:
         raise _Stop(0, ran.failure)
-    started = time.perf_counter()
-    doc, problem = document.check(ran.document)
-    extra["validate_s"] = round(time.perf_counter() - started, 6)
+    doc, problem = document.load(ran.document)
     if doc is None:
+        raise _Stop(0, problem)
+    problem = document.check(doc)
+    if problem:
         raise _Stop(1, problem)
     try:
         index, units = extract.structure(doc, spec)
@@ -88,6 +84,19 @@ def _levels(
         raise _Stop(4, f"{exc} (your circuit: {mine})"[:600]) from None
 
 
+def _unreadable(source: str) -> str:
+    """Why ``source`` is not a Python program ('' when it parses)."""
+    if not source.strip():
+        return "no program in the response"
+    if len(source) > MAX_PROGRAM_CHARS:
+        return f"the program is longer than {MAX_PROGRAM_CHARS} characters"
+    try:  # parsing untrusted text is safe; running it is not
+        compile(source, execution.PROGRAM_FILE, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        return f"the program does not parse: {type(exc).__name__}: {exc}"[:300]
+    return ""
+
+
 def check(
     response: str, reference: Any, options: CircuitOptions, *, sandbox: Runs | None = None
 ) -> Score:
@@ -99,10 +108,9 @@ def check(
             f"the reference is not a circuit specification: {exc.errors()[0]['msg']}"
         )
     source = extract_code(response, "python")
-    if not source.strip():
-        return Score.invalid("no program in the response")
-    if len(source) > MAX_PROGRAM_CHARS:
-        return Score.invalid(f"the program is longer than {MAX_PROGRAM_CHARS} characters")
+    problem = _unreadable(source)
+    if problem:  # not a program at all: invalid (reward 0), and level 1 says why
+        return Score.invalid(f"L1 execution failed: {problem}", components(0))
     extra: dict[str, Any] = {}
     passed, detail = len(LEVELS), SUCCESS
     try:

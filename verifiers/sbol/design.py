@@ -26,15 +26,15 @@ CIRCUIT_TYPES: tuple[CircuitType, ...] = (
     "not_gate", "toggle_switch", "repressilator", "cascade", "feed_forward_loop", "logic_gate",
 )  # fmt: skip
 TITLES: dict[str, str] = {
-    "not_gate": "NOT gate (inverter)",
-    "toggle_switch": "toggle switch (mutual repression)",
-    "repressilator": "repressilator (odd ring of repression)",
-    "cascade": "transcriptional cascade",
-    "feed_forward_loop": "feed-forward loop",
-    "logic_gate": "two-input logic gate",
+    "not_gate": "a NOT gate (inverter)",
+    "toggle_switch": "a toggle switch (mutual repression)",
+    "repressilator": "a repressilator (odd ring of repression)",
+    "cascade": "a transcriptional cascade",
+    "feed_forward_loop": "a feed-forward loop",
+    "logic_gate": "a two-input logic gate",
     "feedback": "another feedback topology",
     "other": "another acyclic topology",
-    "unregulated": "no regulation",
+    "unregulated": "a circuit without regulation",
 }
 
 Edge = tuple[str, str, int]

@@ -1,8 +1,9 @@
-"""Level 2, validity: the document read back from its serialised form, validated, closed.
+"""Reading the document back (the end of level 1) and level 2, validity.
 
 Runs on the trusted side. The program's document arrives as sorted N-Triples written inside
-the sandbox; here pySBOL3 parses it (a document whose IRIs do not survive serialisation, such as
-``restriction='precedes'``, fails here), ``validate`` runs pySBOL3's object checks and its SHACL
+the sandbox; ``load`` parses it with pySBOL3 (a forged file, or a document whose IRIs do not
+survive serialisation such as ``restriction='precedes'``, is no SBOL3 document: level 1 fails).
+Level 2 (``check``): ``validate`` runs pySBOL3's object checks and its SHACL
 shapes, and every reference to another object (``instanceOf``, ``hasSequence``, ``participant``,
 ``subject``, ``object``, ``inChildOf``, ``refersTo``) must resolve inside the document to an
 object of the right class, which pySBOL3's validation does not check.
@@ -76,6 +77,7 @@ def _shapes() -> tuple[rdflib.Graph, tuple[Any, ...]]:
     shapes = rdflib.Graph()
     with resources.as_file(resources.files(sbol3) / "rdf" / "sbol3-shapes.ttl") as path:
         shapes.parse(path, format="ttl")
+    shapes.bind("sbol", _SBOL)  # as in pySBOL3's merged graph: messages name sbol:Feature
     return shapes, tuple(shapes.triples((None, RDFS.subClassOf, None)))
 
 
@@ -138,22 +140,28 @@ def _short(uri: str) -> str:
     return uri
 
 
-def check(text: str) -> tuple[sbol3.Document | None, str]:
-    """Level 2: the document and '' when valid, else None and the failed check's message."""
+def load(text: str) -> tuple[sbol3.Document | None, str]:
+    """The end of level 1: the handed-over text read back as a non-empty SBOL3 document, or
+    None and why not (a forged or unserialisable file is no document)."""
     try:
         document = read(text)
     except Unreadable as exc:
         return None, f"the document cannot be read back as SBOL3: {exc}"
     if not document.objects:
         return None, "the document is empty (nothing was added with doc.add)"
+    return document, ""
+
+
+def check(document: sbol3.Document) -> str:
+    """Level 2: '' when the document is valid and closed, else the failed check's message."""
     graph = document.graph()
     dangling = unresolved(graph)  # first: validation adds axioms to the graph
     errors = validate(document, graph)
     if errors:
         shown = "; ".join(_readable(error) for error in errors[:MAX_REPORTED])
         more = f" (and {len(errors) - MAX_REPORTED} more)" if len(errors) > MAX_REPORTED else ""
-        return None, f"validate() reports {len(errors)} error(s): {shown}{more}"
+        return f"validate() reports {len(errors)} error(s): {shown}{more}"
     if dangling:
         shown = "; ".join(dangling[:MAX_REPORTED])
-        return None, f"{len(dangling)} reference(s) do not resolve inside the document: {shown}"
-    return document, ""
+        return f"{len(dangling)} reference(s) do not resolve inside the document: {shown}"
+    return ""

@@ -83,7 +83,7 @@ def _function(design: Design, spec: CircuitSpec) -> None:
             )
     found = classify(design, spec.inputs)
     if found != spec.circuit:
-        raise Failed(f"the circuit is a {TITLES[found]}, not a {TITLES[spec.circuit]}")
+        raise Failed(f"the circuit is {TITLES[found]}, not {TITLES[spec.circuit]}")
     if spec.output is not None and spec.output not in design.genes():
         raise Failed(f"the reporter {spec.output} is expressed by no unit")
     if spec.size is not None:
