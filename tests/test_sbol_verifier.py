@@ -154,7 +154,8 @@ def test_references_that_do_not_resolve_fail_level_2(edit: str, fragment: str) -
     if fragment == "instanceOf":
         broken = SOURCE.replace(
             edit,
-            "sbol3.SubComponent(p if p is not rbs else 'https://example.org/circuit/B9999') for p in parts",
+            "sbol3.SubComponent(p if p is not rbs else 'https://example.org/circuit/B9999') "
+            "for p in parts",
         )
     else:
         broken = SOURCE.replace(
@@ -269,7 +270,8 @@ def test_units_ordered_by_ranges_are_read() -> None:
     ranged = SOURCE.replace(
         """    for upstream, downstream in zip(features, features[1:]):
         tu.constraints.append(sbol3.Constraint(sbol3.SBOL_PRECEDES, upstream, downstream))""",
-        """    seq = sbol3.Sequence(name + "_seq", elements="a" * 40, encoding=sbol3.IUPAC_DNA_ENCODING)
+        """    seq = sbol3.Sequence(name + "_seq", elements="a" * 40,
+                         encoding=sbol3.IUPAC_DNA_ENCODING)
     doc.add(seq)
     tu.sequences = [seq]
     for i, feature in enumerate(features):
@@ -304,7 +306,8 @@ def test_the_diagram_escapes_names() -> None:
 # -- hostile programs -------------------------------------------------------------------------
 
 HOSTILE = {
-    "network": "import urllib.request\nurllib.request.urlopen('http://93.184.216.34/', timeout=3)\n",
+    "network": "import urllib.request\n"
+    "urllib.request.urlopen('http://93.184.216.34/', timeout=3)\n",
     "socket": "import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=3)\n",
     "host file": f"print(open({str(Path(__file__).resolve())!r}).read()[:10])\nimport sbol3\n"
     "doc = sbol3.Document()\ndoc.add(sbol3.Component('x', sbol3.SBO_DNA))\n",
@@ -312,7 +315,8 @@ HOSTILE = {
     "memory": "blob = bytearray(4 << 30)\n",
     "output flood": "import sys\nwhile True:\n    sys.stdout.write('valid ' * 10000)\n",
     "fake verdict": "print('L5 function passed: all five levels pass')\n",
-    "forged document": "open('__circuit__.nt', 'w').write('<a> <b> <c> .\\nvalid\\n')\nimport os\nos._exit(0)\n",
+    "forged document": "open('__circuit__.nt', 'w').write('<a> <b> <c> .\\nvalid\\n')\n"
+    "import os\nos._exit(0)\n",
 }
 
 
