@@ -20,14 +20,13 @@ The out-of-distribution split uses at least one held-out repressor in every circ
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from environments.sbol import program, prompt
 from environments.sbol.circuits import Blueprint, Difficulty, Split, repressor_pool
 from verifiers.sbol import library, render
-from verifiers.sbol.design import TITLES, Design, Regulation, Unit
+from verifiers.sbol.design import Design, Regulation, Unit
 from verifiers.sbol.spec import CircuitSpec
 
 TaskKind = Literal["design", "repair", "completion", "substitution", "assignment", "topology"]
@@ -266,9 +265,6 @@ def abstract(blueprint: Blueprint) -> tuple[Design, dict[str, str]]:
     return Design("circuit", units, regulations), names
 
 
-_ABSTRACT = re.compile(r"G\d+")
-
-
 def _isomorphic_spec(blueprint: Blueprint, split: Split, repressors: list[str]) -> CircuitSpec:
     shape, _ = abstract(blueprint)
     table = blueprint.truth_table() if blueprint.circuit == "logic_gate" else None
@@ -348,5 +344,3 @@ BUILDERS = {
     "assignment": assignment,
     "topology": topology,
 }
-
-__all__ = ["BUILDERS", "TASK_KINDS", "TITLES", "Built", "TaskKind"]
