@@ -154,9 +154,10 @@ def _specification(blueprint: Blueprint, offered: list[str]) -> str:
             f"both their promoters in tandem), where Z is {z}.{upstream}"
         )
     else:
+        article = "an" if str(blueprint.gate)[0] in "AOX" else "a"
         body = (
-            f"a {blueprint.gate} gate over input promoters {', '.join(blueprint.inputs)} with "
-            f"output {out}, {_rows(blueprint)} (first input first)."
+            f"{article} {blueprint.gate} gate over input promoters "
+            f"{', '.join(blueprint.inputs)} with output {out}, {_rows(blueprint)}."
         )
     return f"Design {body} Use repressors from: {pool}; each at most once."
 
@@ -259,8 +260,13 @@ def abstract(blueprint: Blueprint) -> tuple[Design, dict[str, str]]:
         for u in blueprint.design.units
     )
     regulations = tuple(
-        Regulation(parts[r.regulator], parts[r.promoter], r.sign)
-        for r in blueprint.design.regulations
+        sorted(
+            (
+                Regulation(parts[r.regulator], parts[r.promoter], r.sign)
+                for r in blueprint.design.regulations
+            ),
+            key=lambda r: int(r.regulator[1:]),
+        )
     )
     return Design("circuit", units, regulations), names
 
