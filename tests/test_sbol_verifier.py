@@ -331,6 +331,18 @@ def test_hostile_programs_are_contained_and_score_zero(name: str) -> None:
         assert "ran out of memory" in result.detail
 
 
+def test_an_oversized_document_is_refused_before_it_is_parsed() -> None:
+    forged = (
+        "triple = '<https://example.org/c{}> <http://sbols.org/v3#displayId> \"c\" .\\n'\n"
+        "lines = ''.join(triple.format(i) for i in range(12000))\n"
+        "open('__circuit__.nt', 'w').write(lines)\n"
+        "import os\nos._exit(0)\n"
+    )
+    result = score(forged)
+    assert result.reward == 0.0
+    assert "more than 10000 triples" in result.detail
+
+
 def test_a_sandbox_that_cannot_run_the_program_is_an_error_not_zero() -> None:
     closed = open_sandbox(SandboxConfig(backend="auto", workers=1))
     closed.close()

@@ -26,8 +26,8 @@ import rdflib
 import sbol3
 from rdflib import RDF, RDFS
 
-MAX_DOCUMENT_BYTES = 2 << 20
-MAX_TRIPLES = 20_000
+MAX_DOCUMENT_BYTES = 1 << 20
+MAX_TRIPLES = 10_000
 MAX_REPORTED = 3
 
 _SBOL = "http://sbols.org/v3#"
