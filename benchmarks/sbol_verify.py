@@ -13,7 +13,7 @@ and, for the warm path, the share of time spent in validation (reading the docum
 SHACL, closure) and pySBOL3's own ``Document.validate`` on the same documents for
 comparison. Target (issue 16): warm >= 5x cold.
 
-    .venv/bin/python -m benchmarks.sbol_verify [--per-cell 1] [--rounds 2]
+    .venv/bin/python -m benchmarks.sbol_verify [--per-cell 1] [--rounds 2] [--no-sequences]
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from environments.sbol import program
 from environments.sbol.family import FAMILIES, SbolOptions
 from sandbox import default as default_sandbox
 from sandbox.model import Limits
-from verifiers.code.extract import extract_code
 from verifiers.sbol import VERIFIER, document, execution, extract, function
 from verifiers.sbol.design import CIRCUIT_TYPES
 from verifiers.sbol.spec import CircuitSpec
@@ -59,14 +59,16 @@ print(json.dumps({"levels": levels}))
 """
 
 
-def rollouts(per_cell: int) -> list[tuple[str, dict[str, object]]]:
-    """``(program, spec)`` of reference answers over every task kind x circuit type."""
+def rollouts(per_cell: int, *, sequences: bool = True) -> list[tuple[str, dict[str, object]]]:
+    """``(program, spec)`` of reference answers over every task kind x circuit type (with or
+    without the parts' sequences: the prompts call them optional)."""
     items = []
     for family in FAMILIES:
         for circuit in CIRCUIT_TYPES:
             for seed in range(per_cell):
                 task = family.generate(seed, SbolOptions(circuit=circuit))
-                source = extract_code(family.expert_response(task), "python")
+                assert task.answer is not None
+                source = program.render(task.answer, sequences=sequences)
                 items.append((source, dict(task.reference)))  # type: ignore[arg-type]
     return items
 
@@ -118,8 +120,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-cell", type=int, default=1, help="tasks per kind x circuit type")
     parser.add_argument("--rounds", type=int, default=2, help="alternating warm/cold rounds")
+    parser.add_argument(
+        "--no-sequences", action="store_true", help="programs without the parts' sequences"
+    )
     args = parser.parse_args()
-    items = rollouts(args.per_cell)
+    items = rollouts(args.per_cell, sequences=not args.no_sequences)
     for source, spec in items[:4]:  # every sandbox worker imports pySBOL3 once, before timing
         VERIFIER(f"```python\n{source}```", spec)
     warm_s = cold_s = validation_s = native_s = 0.0
@@ -130,7 +135,11 @@ def main() -> None:
         native_s += native
         cold_s += cold(items)
     count = len(items) * args.rounds
-    print(f"{count} verified rollouts per side ({len(items)} programs x {args.rounds} rounds)")
+    kind = "without" if args.no_sequences else "with"
+    print(
+        f"{count} verified rollouts per side ({len(items)} programs {kind} sequences x "
+        f"{args.rounds} rounds)"
+    )
     print(f"warm  {count / warm_s:7.2f} rollouts/s  ({1000 * warm_s / count:6.1f} ms each)")
     print(f"cold  {count / cold_s:7.2f} rollouts/s  ({1000 * cold_s / count:6.1f} ms each)")
     print(f"warm / cold: {cold_s / warm_s:.2f}x")
