@@ -146,7 +146,7 @@ def check_language(name: str, kind: str | None = None) -> languages.Language:
     except languages.UnknownLanguage as exc:
         raise SandboxInputError(str(exc)) from None
     if not language.available():
-        raise SandboxInputError(f"{language.name} is not installed here ({language.tool} missing)")
+        raise SandboxInputError(f"{language.name} is not installed here ({language.missing})")
     if kind in ("call", "assert") and not language.warm:
         raise SandboxInputError(f"{kind} tests need Python; {language.name} takes stdin tests")
     return language

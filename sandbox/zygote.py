@@ -185,6 +185,7 @@ class Worker:
         if request.get("op") == "ping":
             return {"status": "ok", "isolation": self.layout.isolation, "pid": os.getpid()}
         language = languages.get(request["language"])
+        _preload(language.preload)
         scratch = self._scratch()
         try:
             try:
@@ -704,6 +705,16 @@ class _TestSession:
         peer.close()
         messages = [{"code": item["code"], "entry_point": entry_point} for item in items]
         return self.ask_all(judge, messages)
+
+
+def _preload(modules: tuple[str, ...]) -> None:
+    """A language's preloaded modules, imported into the worker itself the first time: every
+    later run forks with them loaded. A failed import is the sandbox's failure, not the run's."""
+    fresh = [name for name in modules if name not in sys.modules]
+    for name in fresh:
+        importlib.import_module(name)
+    if fresh:
+        gc.freeze()  # as after start-up: runs' collections skip the new objects' pages
 
 
 def _harness(mode: Callable[..., None], *args: Any) -> Callable[[], None]:

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from environments.answers import read_tries
 from environments.opt.catalog import task_for
 from environments.opt.tasks import TASKS
 from verifiers.opt import VERIFIER
@@ -97,20 +98,6 @@ def aggregate(attempts: Iterable[Attempt]) -> Report:
     return report
 
 
-def _tries(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        if not isinstance(row, dict) or not isinstance(row.get("task_id"), str):
-            raise ValueError(f"line {number}: expected an object with a 'task_id'")
-        responses = row.get("responses", [row.get("response")])
-        if not isinstance(responses, list) or not all(isinstance(r, str) for r in responses):
-            raise ValueError(f"line {number}: 'response' must be a string (or 'responses' a list)")
-        for response in responses:
-            yield row["task_id"], response
-
-
 def score(tries: Iterable[tuple[str, str]]) -> Iterator[Attempt]:
     """Score each ``(task_id, response)`` against the task's reference."""
     references: dict[str, Any] = {}
@@ -154,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         with args.answers.open() as lines:
-            report = aggregate(score(_tries(lines)))
+            report = aggregate(score(read_tries(lines)))
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

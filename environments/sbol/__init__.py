@@ -1,0 +1,7 @@
+"""The ``sbol`` family: genetic circuits as pySBOL3 programs, scored by GenCircuit-RL's five
+hierarchical levels (``verifiers.sbol``); six task kinds over six circuit types."""
+
+from environments.sbol.family import FAMILIES
+from environments.single_turn import SingleTurnEnvironment
+
+ENVIRONMENTS = tuple(SingleTurnEnvironment(family) for family in FAMILIES)
