@@ -1,4 +1,6 @@
-"""A sandbox worker ("zygote"): a warm, isolated Python process that runs programs on request.
+"""A sandbox worker ("zygote"): a warm, isolated Python process that runs programs on request;
+this module is its request loop (process handling is ``sandbox.children``, the shaping of
+results ``sandbox.records``).
 
 The pool starts one per slot (``python -m sandbox.zygote``) and talks to it in frames on two
 pipes. The worker sets up its isolation once (``isolation``), pre-imports common modules, then
@@ -23,19 +25,14 @@ import gc
 import hashlib
 import importlib
 import json
-import math
 import os
-import resource
-import select
 import shutil
 import signal
 import socket
 import stat
 import sys
 import time
-import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -44,12 +41,20 @@ from sandbox import (
     frames,
     harness,
     isolation,
-    landlock,
     languages,
     linux,
     probe,
+    records,
     runtime,
     seccomp,
+)
+from sandbox.children import (
+    Child,
+    Children,
+    Limits,
+    exec_target,
+    harness_target,
+    with_wall,
 )
 
 WARM_MODULES = (
@@ -59,84 +64,11 @@ WARM_MODULES = (
     "unittest",
 )  # fmt: skip
 CACHE_ENTRIES = 128
-OOM_NOTE = "killed: the run's processes together went over its memory limit"
-TAIL = 4096  # bytes of stderr kept when a frame carries an error
-SHM_MB = 64  # each run's private /dev/shm (full isolation)
-_HIGH_FD = 100
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-run limits (the pool fills in defaults)."""
-
-    wall_s: float
-    cpu_s: float
-    memory_mb: int
-    output_bytes: int
-    file_mb: int
-    processes: int
-    open_files: int
-
-    @classmethod
-    def of(cls, raw: dict[str, Any]) -> Limits:
-        """From the request's JSON."""
-        return cls(**{name: raw[name] for name in cls.__dataclass_fields__})
-
-
+records.OOM_NOTE = "killed: the run's processes together went over its memory limit"
 PROBE_LIMITS = Limits(
     wall_s=60, cpu_s=60, memory_mb=2048, output_bytes=1 << 16, file_mb=16, processes=64,
     open_files=256,
 )  # fmt: skip
-
-
-@dataclass
-class _Stream:
-    """One output pipe, read without blocking, kept up to ``cap`` bytes."""
-
-    fd: int
-    cap: int
-    data: bytearray = field(default_factory=bytearray)
-    total: int = 0
-    open: bool = True
-
-    def pull(self) -> None:
-        try:
-            chunk = os.read(self.fd, 1 << 16)
-        except BlockingIOError:
-            return
-        if not chunk:
-            self.open = False
-            return
-        self.total += len(chunk)
-        room = self.cap - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-
-    @property
-    def over(self) -> bool:
-        return self.total > self.cap
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", "replace")
-
-
-@dataclass
-class _Proc:
-    """A running child and what has been seen of it."""
-
-    pid: int
-    pidfd: int
-    out: _Stream
-    err: _Stream
-    channel: socket.socket | None
-    started: float
-    reader: frames.FrameReader = field(default_factory=lambda: frames.FrameReader(16 << 20))
-    pending: list[Any] = field(default_factory=list)
-    status: int | None = None
-    rusage: Any = None
-    ended: float = 0.0
-    killed_for: str = ""
-    channel_error: str = ""
 
 
 class Worker:
@@ -153,17 +85,12 @@ class Worker:
     ) -> None:
         self.layout = layout
         self.control_in, self.control_out = control
-        self.full = layout.isolation == "full"
-        self.pidns = os.open("/proc/self/ns/pid", os.O_RDONLY) if self.full else -1
-        # Without namespaces, Landlock is what hides the host filesystem from runs.
-        self.landlock = None if self.full else landlock.ruleset(*isolation.weak_paths(layout))
         self.group = group  # the slot's memory cgroup: caps a run's processes together
-        self.keep_fds = keep_fds  # descriptors every run keeps (``runtime.bridge``)
-        self.library_path = library_path
+        self.children = Children(layout, group=group, keep_fds=keep_fds, library_path=library_path)
         self.oom_seen = 0
         self.runs = 0
         # On the worker itself: every run inherits it.
-        seccomp.load(seccomp.compile_filter(private_ipc=self.full))
+        seccomp.load(seccomp.compile_filter(private_ipc=self.children.full))
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -191,7 +118,7 @@ class Worker:
             try:
                 record = self._execute(language, request, scratch)
             finally:
-                self._cleanup()  # from here on no process of the run touches the scratch dir
+                self.children.cleanup()  # no process of the run touches the scratch dir now
             if request.get("fetch_files"):
                 record["files"] = _fetch(scratch, request["fetch_files"])
             record["isolation"] = self.layout.isolation
@@ -234,17 +161,17 @@ class Worker:
             return record
         if self.group.oom_kills() and record["status"] in ("ok", "runtime_error"):
             record["status"] = "memory_limit"
-            record["stderr"] = (record["stderr"] + "\n" + OOM_NOTE).lstrip("\n")
+            record["stderr"] = (record["stderr"] + "\n" + records.OOM_NOTE).lstrip("\n")
         return record
 
-    def failure(self, proc: _Proc, reply: dict[str, Any] | None) -> dict[str, Any]:
+    def failure(self, proc: Child, reply: dict[str, Any] | None) -> dict[str, Any]:
         """A test's result when its process gave no answer (killed for the run's memory?)."""
-        result = _failure(proc, reply)
+        result = records.failure(proc, reply)
         if self.group is not None and result["status"] == "runtime_error":
             kills = self.group.oom_kills()
             if kills > self.oom_seen:
                 self.oom_seen = kills
-                result.update(status="memory_limit", error=OOM_NOTE)
+                result.update(status="memory_limit", error=records.OOM_NOTE)
         return result
 
     # -- files and builds ----------------------------------------------------------------------
@@ -287,8 +214,8 @@ class Worker:
         argv = [a.format(src=language.source_file, bin="main") for a in language.compile]
         limits = Limits.of(request["compile_limits"])
         self.begin(limits)
-        proc = self.spawn(_exec(argv), b"", scratch, limits)
-        record = self.charge(self.finish(proc, limits))
+        proc = self.children.spawn(exec_target(argv), b"", scratch, limits)
+        record = self.charge(self.children.finish(proc, limits))
         if record["status"] != "ok":
             return None, record
         try:  # the binary is the build's output: read it without following links
@@ -313,7 +240,7 @@ class Worker:
         if language.warm:
             return lambda: harness.flush_and_exit(harness.run_main(source))
         argv = [binary] if binary else [a.format(src=language.source_file) for a in language.run]
-        return _exec(argv)
+        return exec_target(argv)
 
     def _run_once(
         self,
@@ -324,8 +251,10 @@ class Worker:
         limits: Limits,
     ) -> dict[str, Any]:
         stdin = str(request.get("stdin") or "").encode()
-        proc = self.spawn(self._target(language, request["source"], binary), stdin, scratch, limits)
-        return self.finish(proc, limits)
+        proc = self.children.spawn(
+            self._target(language, request["source"], binary), stdin, scratch, limits
+        )
+        return self.children.finish(proc, limits)
 
     def _run_tests(
         self,
@@ -341,20 +270,20 @@ class Worker:
         items = tests["items"]
         session = _TestSession(self, scratch, limits, float(tests["per_test_s"]))
         if not language.warm:
-            results = session.each_exec(self._target(language, source, binary), items)
+            results = session.eachexec_target(self._target(language, source, binary), items)
         elif tests["kind"] == "stdin":
             results = session.script(source, items)
         elif tests["kind"] == "call":
             results = session.calls(source, str(tests["entry_point"]), items)
         else:
             results = session.asserts(source, tests.get("entry_point"), items)
-        results += [_timeout_result()] * (len(items) - len(results))
+        results += [records.timeout_result()] * (len(items) - len(results))
         for proc in session.procs:
             if proc.status is None or proc.out.open:
-                self.finish(proc, limits, closing=True)
-        return {"status": "ok", "tests": results, **_summary(session.procs)}
+                self.children.finish(proc, limits, closing=True)
+        return {"status": "ok", "tests": results, **records.summary(session.procs)}
 
-    def ask(self, proc: _Proc, message: dict[str, Any], deadline: float) -> dict[str, Any]:
+    def ask(self, proc: Child, message: dict[str, Any], deadline: float) -> dict[str, Any]:
         """Send one test to a harness process; its result as the trusted side will see it."""
         started = time.monotonic()
         try:
@@ -362,223 +291,11 @@ class Worker:
             frames.write(proc.channel.fileno(), message)
         except OSError:
             return self.failure(proc, None)
-        reply = self.await_frame(proc, deadline)
+        reply = self.children.await_frame(proc, deadline)
         elapsed = time.monotonic() - started
         if reply is None:
             return {**self.failure(proc, None), "time_s": elapsed}
-        return {**_harness_result(reply), "time_s": elapsed}
-
-    def await_frame(self, proc: _Proc, deadline: float) -> dict[str, Any] | None:
-        """The next frame from ``proc``'s channel; None when it died, hung up or ran out of time
-        (then it is killed and ``killed_for`` says why)."""
-        while not proc.pending:
-            if proc.channel is None or proc.status is not None or proc.channel_error:
-                return None
-            if time.monotonic() >= deadline:
-                self.kill(proc, "timeout")
-                return None
-            self._pump(proc, deadline)
-        frame = proc.pending.pop(0)
-        return frame if isinstance(frame, dict) else None
-
-    # -- process plumbing ----------------------------------------------------------------------
-
-    def spawn(
-        self,
-        target: Callable[[], Any],
-        stdin: bytes,
-        scratch: Path,
-        limits: Limits,
-        *,
-        channel: bool = False,
-        peer: socket.socket | None = None,
-    ) -> _Proc:
-        stdin_fd = os.memfd_create("stdin")
-        os.write(stdin_fd, stdin)
-        os.lseek(stdin_fd, 0, os.SEEK_SET)
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        setup_r, setup_w = os.pipe()
-        ours, theirs = socket.socketpair() if channel else (None, None)
-        child_fds = [stdin_fd, out_w, err_w]
-        if theirs is not None:
-            child_fds.append(theirs.fileno())
-        if peer is not None:
-            child_fds.append(peer.fileno())
-        sys.stdout.flush()
-        sys.stderr.flush()
-        if self.full:
-            linux.unshare(linux.CLONE_NEWPID)  # the next child is PID 1 of a new namespace
-        try:
-            pid = os.fork()
-        except OSError:
-            pid = -1
-        if pid == 0:
-            self._child(target, child_fds, setup_w, scratch, limits)  # never returns
-        if self.full:
-            linux.setns(self.pidns, linux.CLONE_NEWPID)
-        if pid < 0:
-            for fd in (stdin_fd, out_w, err_w, setup_w, out_r, err_r, setup_r):
-                os.close(fd)
-            raise OSError("fork failed")
-        for fd in (stdin_fd, out_w, err_w, setup_w):
-            os.close(fd)
-        if theirs is not None:
-            theirs.close()
-        proc = _Proc(
-            pid=pid,
-            pidfd=os.pidfd_open(pid),
-            out=_Stream(out_r, limits.output_bytes),
-            err=_Stream(err_r, limits.output_bytes),
-            channel=ours,
-            started=time.monotonic(),
-        )
-        for fd in (out_r, err_r):
-            os.set_blocking(fd, False)
-        setup = _read_all(setup_r)
-        os.close(setup_r)
-        if setup != b"1":
-            self.kill(proc, "sandbox_error")
-            self._reap(proc)
-            raise OSError(f"sandbox set-up failed: {setup.decode(errors='replace')[:500]}")
-        proc.started = time.monotonic()
-        return proc
-
-    def _child(
-        self,
-        target: Callable[[], Any],
-        fds: list[int],
-        setup_fd: int,
-        scratch: Path,
-        limits: Limits,
-    ) -> None:
-        """In the forked child: isolate, report set-up, run. Never returns."""
-        try:
-            if self.group is not None:
-                self.group.join()  # first: everything the run allocates counts against it
-            if self.landlock is not None:
-                landlock.restrict_self(self.landlock)
-            if self.full:
-                _private_mounts()
-            high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _HIGH_FD) for fd in [*fds, setup_fd]]
-            for index, fd in enumerate(high[:-1]):
-                os.dup2(fd, index)
-            setup_fd = fcntl.fcntl(high[-1], fcntl.F_DUPFD, len(fds))
-            os.closerange(len(fds), setup_fd)
-            _close_from(setup_fd + 1, self.keep_fds)
-            os.setsid()
-            uid = self.layout.run_uid
-            if uid is not None:
-                os.setgroups([])
-                os.setresgid(uid, uid, uid)
-                os.setresuid(uid, uid, uid)
-                if self.keep_fds:  # a uid change makes /proc/self/fd root's; runs read through it
-                    linux.prctl(linux.PR_SET_DUMPABLE, 1)
-            _set_limits(limits)
-            os.chdir(scratch)
-            os.environ.clear()
-            os.environ.update(
-                PATH="/usr/local/bin:/usr/bin:/bin",
-                HOME=str(scratch),
-                TMPDIR=str(scratch),
-                LANG="C.UTF-8",
-                PYTHONDONTWRITEBYTECODE="1",
-            )
-            if self.library_path:  # the runtime's interpreter, when a run starts it again
-                os.environ["LD_LIBRARY_PATH"] = self.library_path
-            os.write(setup_fd, b"1")
-            os.close(setup_fd)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.write(setup_fd, f"{type(exc).__name__}: {exc}".encode())
-            os._exit(125)
-        try:
-            target()
-        except BaseException:
-            traceback.print_exc()
-        finally:
-            os._exit(126)
-
-    def _pump(self, proc: _Proc, deadline: float) -> None:
-        """Wait for anything from ``proc`` until ``deadline``; handle output caps and exit."""
-        poller = select.poll()
-        watched = {proc.pidfd: "exit"}
-        for stream, name in ((proc.out, "out"), (proc.err, "err")):
-            if stream.open:
-                watched[stream.fd] = name
-        if proc.channel is not None and not proc.channel_error:
-            watched[proc.channel.fileno()] = "channel"
-        for fd in watched:
-            poller.register(fd, select.POLLIN | select.POLLHUP)
-        timeout_ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
-        for fd, _ in poller.poll(timeout_ms):
-            what = watched[fd]
-            if what == "out":
-                proc.out.pull()
-            elif what == "err":
-                proc.err.pull()
-            elif what == "channel":
-                self._pull_channel(proc)
-            elif proc.status is None:
-                self._reap(proc)
-        if (proc.out.over or proc.err.over) and not proc.killed_for:
-            self.kill(proc, "output_limit")
-
-    def _pull_channel(self, proc: _Proc) -> None:
-        assert proc.channel is not None
-        try:
-            chunk = proc.channel.recv(1 << 16, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            return
-        except OSError as exc:
-            proc.channel_error = str(exc)
-            return
-        if not chunk:
-            proc.channel_error = "the program closed its channel"
-            return
-        try:
-            proc.pending += proc.reader.feed(chunk)
-        except frames.FrameError as exc:
-            proc.channel_error = str(exc)
-
-    def finish(self, proc: _Proc, limits: Limits, *, closing: bool = False) -> dict[str, Any]:
-        """Wait for ``proc`` to end (killing it at its wall limit, or at once when ``closing``
-        a harness process), drain its output; the execution record."""
-        if proc.channel is not None:
-            proc.channel.close()
-            proc.channel = None
-        deadline = proc.started + limits.wall_s
-        if closing and proc.status is None:
-            self.kill(proc, proc.killed_for or "closed")
-        while proc.status is None:
-            if time.monotonic() >= deadline:
-                self.kill(proc, "timeout")
-                break
-            self._pump(proc, deadline)
-        self._reap(proc)
-        drain_until = time.monotonic() + 0.5  # holders of the pipes died with the namespace
-        while (proc.out.open or proc.err.open) and time.monotonic() < drain_until:
-            self._pump(proc, drain_until)
-        for stream in (proc.out, proc.err):
-            os.close(stream.fd)
-            stream.open = False
-        os.close(proc.pidfd)
-        return _record(proc, limits, self.layout.isolation)
-
-    def kill(self, proc: _Proc, reason: str) -> None:
-        if not proc.killed_for:
-            proc.killed_for = reason
-        with contextlib.suppress(ProcessLookupError):
-            if self.full:
-                os.kill(proc.pid, signal.SIGKILL)  # PID 1 of its namespace: all of it dies
-            else:
-                os.killpg(proc.pid, signal.SIGKILL)
-
-    def _reap(self, proc: _Proc) -> None:
-        if proc.status is not None:
-            return
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.status, proc.rusage, proc.ended = status, usage, time.monotonic()
+        return {**records.harness_result(reply), "time_s": elapsed}
 
     def probe(self, packages: bool) -> str | None:
         """Run the start-up probe (``sandbox.probe``) as a run; None when runs can use the
@@ -587,27 +304,11 @@ class Worker:
         try:
             self.begin(PROBE_LIMITS)
             target = probe.program(probe.modules(packages), probe.tools())
-            proc = self.spawn(target, b"", scratch, PROBE_LIMITS)
-            return probe.verdict(self.charge(self.finish(proc, PROBE_LIMITS)))
+            proc = self.children.spawn(target, b"", scratch, PROBE_LIMITS)
+            return probe.verdict(self.charge(self.children.finish(proc, PROBE_LIMITS)))
         finally:
-            self._cleanup()
+            self.children.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
-
-    def _cleanup(self) -> None:
-        """After a request: no process of the run survives, and none is left unreaped (zombies
-        still count against the uid's process limit). With a PID namespace the kernel has
-        killed them all; without one, every descendant stays in the worker's tree (it is a
-        subreaper), so the tree is frozen and killed here, daemons included."""
-        if not self.full:
-            _kill_descendants()
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                time.sleep(0.001)
 
 
 class _TestSession:
@@ -616,21 +317,22 @@ class _TestSession:
 
     def __init__(self, worker: Worker, scratch: Path, limits: Limits, per_test: float) -> None:
         self.worker, self.scratch, self.limits, self.per_test = worker, scratch, limits, per_test
+        self.children = worker.children
         self.deadline = time.monotonic() + limits.wall_s
-        self.procs: list[_Proc] = []
+        self.procs: list[Child] = []
 
     def _due(self) -> float:
         return min(self.deadline, time.monotonic() + self.per_test)
 
     def start(
         self, target: Callable[[], Any], peer: socket.socket | None = None
-    ) -> tuple[_Proc, dict[str, Any] | None]:
+    ) -> tuple[Child, dict[str, Any] | None]:
         """A harness process and its first frame (``ready``, or why not)."""
-        proc = self.worker.spawn(target, b"", self.scratch, self.limits, channel=True, peer=peer)
+        proc = self.children.spawn(target, b"", self.scratch, self.limits, channel=True, peer=peer)
         self.procs.append(proc)
-        return proc, self.worker.await_frame(proc, self._due())
+        return proc, self.children.await_frame(proc, self._due())
 
-    def ask_all(self, proc: _Proc, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def ask_all(self, proc: Child, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """One answer per message, stopping after a timeout."""
         results = []
         for message in messages:
@@ -640,7 +342,7 @@ class _TestSession:
                 break
         return results
 
-    def each_exec(
+    def eachexec_target(
         self, target: Callable[[], None], items: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
         """stdin tests of a non-warm language: one exec per test."""
@@ -649,11 +351,11 @@ class _TestSession:
             budget = self._due() - time.monotonic()
             if budget <= 0:
                 break
-            limits = _with_wall(self.limits, budget)
-            proc = self.worker.spawn(target, str(item["stdin"]).encode(), self.scratch, limits)
+            limits = with_wall(self.limits, budget)
+            proc = self.children.spawn(target, str(item["stdin"]).encode(), self.scratch, limits)
             self.procs.append(proc)
-            record = self.worker.finish(proc, limits)
-            results.append(_from_record(record))
+            record = self.children.finish(proc, limits)
+            results.append(records.from_record(record))
             if record["status"] == "timeout":
                 break
         return results
@@ -662,10 +364,10 @@ class _TestSession:
         """stdin tests of Python: all in one warm process, restarted after a crash."""
         cap = self.limits.output_bytes
         results: list[dict[str, Any]] = []
-        proc: _Proc | None = None
+        proc: Child | None = None
         for item in items:
             if proc is None or proc.status is not None or proc.channel_error:
-                proc, ready = self.start(_harness(harness.run_script, source, cap))
+                proc, ready = self.start(harness_target(harness.run_script, source, cap))
                 if not ready or not ready.get("ready"):
                     failed = self.worker.failure(proc, ready)
                     return results + [failed] * (len(items) - len(results))
@@ -675,8 +377,8 @@ class _TestSession:
                 break
         return results
 
-    def _server(self, source: str) -> tuple[_Proc, dict[str, Any] | None]:
-        return self.start(_harness(harness.serve, source))
+    def _server(self, source: str) -> tuple[Child, dict[str, Any] | None]:
+        return self.start(harness_target(harness.serve, source))
 
     def calls(
         self, source: str, entry_point: str, items: list[dict[str, Any]]
@@ -701,7 +403,7 @@ class _TestSession:
             return [self.worker.failure(server, ready)] * len(items)
         names = [str(name) for name in ready.get("names", [])]
         peer, server.channel = server.channel, None
-        judge, _ = self.start(_harness(harness.judge, names), peer=peer)
+        judge, _ = self.start(harness_target(harness.judge, names), peer=peer)
         peer.close()
         messages = [{"code": item["code"], "entry_point": entry_point} for item in items]
         return self.ask_all(judge, messages)
@@ -715,67 +417,6 @@ def _preload(modules: tuple[str, ...]) -> None:
         importlib.import_module(name)
     if fresh:
         gc.freeze()  # as after start-up: runs' collections skip the new objects' pages
-
-
-def _harness(mode: Callable[..., None], *args: Any) -> Callable[[], None]:
-    """A child's target: one harness mode, then exit."""
-
-    def run() -> None:
-        mode(*args)
-        harness.flush_and_exit(0)
-
-    return run
-
-
-def _descendants() -> set[int]:
-    """Every process below this one, from the kernel's child lists."""
-    found: set[int] = set()
-    frontier = [os.getpid()]
-    while frontier:
-        pid = frontier.pop()
-        with contextlib.suppress(OSError):
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                with contextlib.suppress(OSError):
-                    children = {int(c) for c in (task / "children").read_text().split()}
-                    frontier += children - found
-                    found |= children
-    return found
-
-
-def _kill_descendants() -> None:
-    """Stop the whole tree first (a stopped process cannot fork a replacement), then kill it."""
-    stopped: set[int] = set()
-    for _ in range(100):
-        fresh = _descendants() - stopped
-        if not fresh:
-            break
-        for pid in fresh:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGSTOP)
-        stopped |= fresh
-    for pid in stopped:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _private_mounts() -> None:
-    """A run's own mount and IPC namespaces: a fresh ``/proc`` for its PID namespace and a fresh
-    ``/dev/shm`` (POSIX shared memory and semaphores), and System V IPC of its own; all of it
-    goes when the run's last process exits, so nothing passes to a later run and a full
-    ``/dev/shm`` cannot break one."""
-    linux.unshare(linux.CLONE_NEWNS | linux.CLONE_NEWIPC)
-    linux.mount("proc", "/proc", "proc", linux.MS_NOSUID | linux.MS_NODEV | linux.MS_NOEXEC)
-    shm = "/dev/shm"  # noqa: S108 - the run's own, in its own mount namespace
-    flags = linux.MS_NOSUID | linux.MS_NODEV
-    linux.mount("tmpfs", shm, "tmpfs", flags, f"mode=1777,size={SHM_MB}m")
-
-
-def _close_from(low: int, keep: tuple[int, ...]) -> None:
-    """Close every descriptor from ``low`` up, except ``keep``."""
-    for fd in sorted(k for k in keep if k >= low):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 1 << 16)
 
 
 def _open_beneath(root: Path, name: str) -> int:
@@ -809,163 +450,6 @@ def _fetch(scratch: Path, names: list[str]) -> dict[str, str]:
         except OSError:
             continue
     return found
-
-
-def _exec(argv: list[str]) -> Callable[[], None]:
-    def run() -> None:
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; programs expect it
-        try:
-            os.execvp(argv[0], argv)  # noqa: S606 - argv comes from the language table
-        except OSError as exc:
-            os.write(2, f"cannot run {argv[0]}: {exc}\n".encode())
-            os._exit(127)
-
-    return run
-
-
-def _with_wall(limits: Limits, wall_s: float) -> Limits:
-    fields = {name: getattr(limits, name) for name in Limits.__dataclass_fields__}
-    return Limits(**{**fields, "wall_s": wall_s, "cpu_s": min(limits.cpu_s, wall_s + 1)})
-
-
-def _set_limits(limits: Limits) -> None:
-    def cap(kind: int, value: int) -> None:
-        resource.setrlimit(kind, (value, value))
-
-    if limits.memory_mb > 0:
-        cap(resource.RLIMIT_AS, limits.memory_mb << 20)
-    cpu = max(1, math.ceil(limits.cpu_s))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    cap(resource.RLIMIT_FSIZE, limits.file_mb << 20)
-    cap(resource.RLIMIT_NOFILE, limits.open_files)
-    cap(resource.RLIMIT_CORE, 0)
-    cap(resource.RLIMIT_NPROC, limits.processes)
-
-
-def _read_all(fd: int) -> bytes:
-    data = b""
-    while chunk := os.read(fd, 4096):
-        data += chunk
-    return data
-
-
-_MEMORY_MARKERS = ("MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory")
-
-
-def _status(proc: _Proc, limits: Limits) -> str:
-    if proc.killed_for in ("timeout", "output_limit"):
-        return proc.killed_for
-    status = proc.status or 0
-    cpu = _cpu(proc)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        if sig in (signal.SIGXCPU, signal.SIGKILL) and cpu >= limits.cpu_s - 0.05:
-            return "timeout"
-        if sig == signal.SIGXFSZ:
-            return "output_limit"
-    code = os.waitstatus_to_exitcode(status)
-    if code == 0 and not proc.killed_for:
-        return "ok"
-    tail = proc.err.text()[-TAIL:]
-    if any(marker in tail for marker in _MEMORY_MARKERS):
-        return "memory_limit"
-    return "runtime_error"
-
-
-def _cpu(proc: _Proc) -> float:
-    usage = proc.rusage
-    return float(usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
-
-
-def _record(proc: _Proc, limits: Limits, isolation_level: str) -> dict[str, Any]:
-    status = proc.status or 0
-    return {
-        "status": _status(proc, limits),
-        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-        "stdout": proc.out.text(),
-        "stderr": proc.err.text(),
-        "stdout_truncated": proc.out.over,
-        "stderr_truncated": proc.err.over,
-        "wall_s": round((proc.ended or time.monotonic()) - proc.started, 6),
-        "cpu_s": round(_cpu(proc), 6),
-        "memory_mb": round(proc.rusage.ru_maxrss / 1024, 3) if proc.rusage is not None else 0.0,
-        "isolation": isolation_level,
-    }
-
-
-def _summary(procs: list[_Proc]) -> dict[str, Any]:
-    """The whole program's figures for a test run (all its processes)."""
-    return {
-        "exit_code": None,
-        "signal": None,
-        "stdout": "".join(p.out.text() for p in procs)[-TAIL:],
-        "stderr": "".join(p.err.text() for p in procs)[-TAIL:],
-        "stdout_truncated": any(p.out.over for p in procs),
-        "stderr_truncated": any(p.err.over for p in procs),
-        "wall_s": round(sum((p.ended or p.started) - p.started for p in procs), 6),
-        "cpu_s": round(sum(_cpu(p) for p in procs), 6),
-        "memory_mb": max((p.rusage.ru_maxrss / 1024 for p in procs if p.rusage), default=0.0),
-    }
-
-
-def _from_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A per-test result from a whole-process record (one exec per test)."""
-    result: dict[str, Any] = {
-        "status": record["status"],
-        "stdout": record["stdout"],
-        "time_s": record["wall_s"],
-    }
-    if record["status"] != "ok":
-        result["error"] = record["stderr"][-TAIL:] or f"exit code {record['exit_code']}"
-    return result
-
-
-def _harness_result(reply: dict[str, Any]) -> dict[str, Any]:
-    """A per-test result from a harness frame (content untrusted: typed loosely, judged later)."""
-    if "passed" in reply:
-        return {
-            "status": "ok",
-            "passed": reply["passed"] is True,
-            "error": str(reply.get("error") or "")[:TAIL],
-        }
-    if "value" in reply:
-        return {"status": "ok", "value": reply["value"]}
-    if "stdout" in reply:
-        error = reply.get("error")
-        result: dict[str, Any] = {"status": "ok", "stdout": str(reply["stdout"])}
-        if reply.get("dropped"):
-            result["status"] = "output_limit"
-        elif error or reply.get("exit_code") not in (0, None):
-            kind = (
-                "memory_limit"
-                if error and str(error).startswith("MemoryError")
-                else "runtime_error"
-            )
-            result.update(
-                status=kind, error=str(error or f"exit code {reply.get('exit_code')}")[:TAIL]
-            )
-        return result
-    return {
-        "status": "runtime_error",
-        "error": str(reply.get("error") or "malformed result")[:TAIL],
-    }
-
-
-def _failure(proc: _Proc, reply: dict[str, Any] | None) -> dict[str, Any]:
-    """The result of a test whose process gave no answer."""
-    if reply is not None and reply.get("error"):
-        return {"status": "runtime_error", "error": str(reply["error"])[:TAIL], "time_s": 0.0}
-    if proc.killed_for in ("timeout", "output_limit"):
-        return {"status": proc.killed_for, "error": "", "time_s": 0.0}
-    stderr = proc.err.text()[-TAIL:]
-    kind = "memory_limit" if any(m in stderr for m in _MEMORY_MARKERS) else "runtime_error"
-    detail = proc.channel_error or "the program ended before answering"
-    return {"status": kind, "error": (stderr or detail)[:TAIL], "time_s": 0.0}
-
-
-def _timeout_result() -> dict[str, Any]:
-    return {"status": "timeout", "error": "not run: an earlier test timed out", "time_s": 0.0}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -1057,7 +541,7 @@ def _start(
     if problem is not None:
         _refuse(control, problem)
     hello: dict[str, Any] = {"status": "ok", "isolation": layout.isolation, "pid": os.getpid()}
-    hello["landlock"] = worker.landlock is not None
+    hello["landlock"] = worker.children.landlock is not None
     hello["memory_cap"] = "cgroup" if group is not None else "address-space"
     if layout.isolation == "weak":
         hello["run_uid"] = layout.run_uid
