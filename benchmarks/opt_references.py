@@ -1,6 +1,6 @@
 """Wall time to prove the optima of the 1,000-instance OPT-BENCH set on 2 cores.
 
-Runs ``environments.opt.bench build`` into a temporary file and compares it with the committed
+Runs ``envserver opt references build``'s build into a temporary file and compares it with the committed
 cache: the build is reproducible, so they must be identical. Target (issue 4): every reference
 proven optimal.
 

@@ -6,6 +6,7 @@
     envserver step math "$STATE" 'The answer is \\boxed{42}'
     envserver verify --verifier math --reference 0.5 '\\boxed{1/2}'
     envserver verify --task-id 'math@1/7' - < response.txt
+    envserver opt evaluate answers.jsonl       (a family's tools: environments/<family>/cli.py)
 
 Exit codes: 0 done; 1 the server refused or failed (the problem's detail is on stderr), or could
 not be reached; 2 bad usage; 3 the server answered but an item has no reward (status
@@ -14,10 +15,13 @@ not be reached; 2 bad usage; 3 the server answered but an item has no reward (st
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -40,9 +44,27 @@ EXIT_USAGE = 2
 EXIT_NO_REWARD = 3
 STDIN = "-"
 
+
+def _family_tools() -> list[str]:
+    """The families that bring command-line tools (an ``environments/<family>/cli.py``),
+    found by looking at the folders, without importing any family."""
+    spec = importlib.util.find_spec("environments")
+    folders = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    return sorted(
+        entry.name
+        for folder in folders
+        for entry in folder.iterdir()
+        if (entry / "cli.py").is_file() and not entry.name.startswith("_")
+    )
+
+
 app = typer.Typer(
     name="envserver",
-    help="A stateless reward service for RL with verifiable rewards: serve it, or call it.",
+    help="A stateless reward service for RL with verifiable rewards: serve it, call it, or "
+    "run a family's tools.",
+    epilog="A family's tools: envserver FAMILY --help, for FAMILY in "
+    + ", ".join(_family_tools())
+    + ".",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -428,7 +450,14 @@ def _reference(
 
 
 def main() -> None:
-    """The ``envserver`` console script."""
+    """The ``envserver`` console script: ``envserver FAMILY ...`` runs that family's own tools
+    (its ``environments/<family>/cli.py`` app, imported only then: a family imports its heavy
+    dependencies, which the other commands never need)."""
+    family = sys.argv[1] if len(sys.argv) > 1 else ""
+    if family in _family_tools():
+        tools = importlib.import_module(f"environments.{family}.cli")
+        tools.app(args=sys.argv[2:], prog_name=f"envserver {family}")
+        return
     app(prog_name="envserver")
 
 

@@ -101,6 +101,42 @@ def test_entry_points() -> None:
     assert all(command in done.stdout for command in COMMANDS)
 
 
+@pytest.mark.parametrize("family", ["opt", "sbol", "webshop"])
+def test_a_familys_tools_are_subcommands(family: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "clients.cli", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert family in done.stdout
+    tools = subprocess.run(
+        [sys.executable, "-m", "clients.cli", family, "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert tools.returncode == 0, tools.stderr
+    assert "Commands" in tools.stdout and f"envserver {family}" in tools.stdout
+
+
+def test_every_family_tool_option_says_what_it_does_and_its_default() -> None:
+    import importlib
+
+    import typer.main
+
+    for family in ("opt", "sbol", "webshop"):
+        group = typer.main.get_command(importlib.import_module(f"environments.{family}.cli").app)
+        stack = [(family, group)]
+        while stack:
+            name, command = stack.pop()
+            stack += [(f"{name} {n}", c) for n, c in getattr(command, "commands", {}).items()]
+            ctx = command.context_class(command, info_name=name)
+            assert command.help, name
+            for param in command.params:
+                if param.param_type_name != "option" or param.name == "help":
+                    continue
+                record = param.get_help_record(ctx)
+                assert record is not None and param.help, (name, param.name)
+                assert "default:" in record[1] or param.required, (name, param.name, record)
+
+
 # --- commands -----------------------------------------------------------------------------------
 
 

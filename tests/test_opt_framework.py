@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import math
 import random
+import subprocess
+import sys
 from itertools import combinations
 from pathlib import Path
 
 import pytest
 
-from environments.opt import evaluate
 from environments.opt.catalog import task_for
 from environments.opt.evaluate import Attempt, aggregate
 from environments.opt.task import Level
@@ -172,9 +173,7 @@ def test_aggregation_reproduces_the_original_by_hand() -> None:
     assert report.overall.instances == 4
 
 
-def test_the_evaluate_command_scores_a_jsonl(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_evaluate_command_scores_a_jsonl(tmp_path: Path) -> None:
     ids = [f"opt/knapsack@1/{seed}?level=easy" for seed in range(3)]
     optimum = "Answer: " + task_for(ids[0]).reference["answer"]
     greedy = "Answer: " + KNAPSACK.greedy(task_for(ids[2]).reference["instance"])
@@ -185,14 +184,22 @@ def test_the_evaluate_command_scores_a_jsonl(
     ]
     answers = tmp_path / "answers.jsonl"
     answers.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
-    assert evaluate.main([str(answers), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    run = envserver("opt", "evaluate", str(answers), "--json")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
     knapsack = report["tasks"]["knapsack"]
     assert knapsack["instances"] == 3
     assert knapsack["sr"] == pytest.approx(200 / 3)  # the duplicate answer is infeasible
     assert 100 / 3 < knapsack["qr"] <= 200 / 3
     answers.write_text('{"task_id": 5}\n')
-    assert evaluate.main([str(answers)]) == 2
+    bad = envserver("opt", "evaluate", str(answers))
+    assert bad.returncode == 2 and bad.stderr.startswith("error:")
+
+
+def envserver(*args: str) -> subprocess.CompletedProcess[str]:
+    """The ``envserver`` command line, as a user runs it."""
+    command = [sys.executable, "-c", "from clients.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
 
 
 # --- knapsack --------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from environments.sbol import ENVIRONMENTS, program
 from environments.sbol.bench import bench_task_ids, family_for
 from environments.sbol.circuits import GATE_TABLES, draw
 from environments.sbol.evaluate import Attempt, aggregate, format_report
-from environments.sbol.evaluate import main as evaluate_main
 from environments.sbol.family import FAMILIES, SbolOptions, SbolTask
 from environments.sbol.tasks import TASK_KINDS
 from environments.task_id import TaskId
@@ -248,7 +247,7 @@ def test_the_evaluator_aggregates_best_tries() -> None:
     assert "not_gate" in format_report(report)
 
 
-def test_the_evaluator_reads_answers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_evaluator_reads_answers(tmp_path: Path) -> None:
     rows = []
     for task_id in bench_task_ids("ood", per_cell=1)[::9]:
         family, seed, options = family_for(task_id)
@@ -256,10 +255,15 @@ def test_the_evaluator_reads_answers(tmp_path: Path, capsys: pytest.CaptureFixtu
         rows.append({"task_id": task_id, "responses": ["print(1)", family.expert_response(task)]})  # type: ignore[attr-defined]
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    assert evaluate_main([str(answers), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    command = [sys.executable, "-c", "from clients.cli import main; main()", "sbol", "evaluate"]
+    run = subprocess.run(
+        [*command, str(answers), "--json"], capture_output=True, text=True, check=False
+    )
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
     assert report["overall"] == 100.0 and report["tasks"] == len(rows)
     assert report["levels"]["L1_execution"] == 50.0
     answers.write_text('{"task_id": "opt/tsp@1/1", "response": "x"}\n')
-    assert evaluate_main([str(answers)]) == 2
+    bad = subprocess.run([*command, str(answers)], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("error:")
     assert asdict(aggregate([]))["tasks"] == 0

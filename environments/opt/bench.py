@@ -1,8 +1,8 @@
 """The 1,000-instance benchmark set: its cached references and the scripted baselines.
 
-    python -m environments.opt.bench build [--workers 2]   # prove every optimum, write the cache
-    python -m environments.opt.bench baseline OUT.jsonl     # greedy answers for the set
-    python -m environments.opt.bench verify                 # check the cache against the code
+    envserver opt references build [--workers 2]   # prove every optimum, write the cache
+    envserver opt references baseline OUT.jsonl     # greedy answers for the set
+    envserver opt references verify                 # check the cache against the code
 
 ``build`` is reproducible: the instances come from their seeds and CP-SAT runs with one worker
 and deterministic time, so the same code writes the same file.
@@ -10,7 +10,6 @@ and deterministic time, so the same code writes the same file.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -20,7 +19,7 @@ from typing import Any
 
 from environments.opt.catalog import bench_task_ids, families
 from environments.opt.family import OptTaskFamily, OptTaskOptions
-from environments.opt.references import BENCH_REFERENCES, BUILD_BUDGET, digest
+from environments.opt.references import BUILD_BUDGET, digest
 from environments.opt.tasks import TASKS
 from environments.task_id import TaskId
 
@@ -95,27 +94,3 @@ def verify(path: Path) -> int:
         print(f"stale or missing: {task_id}", file=sys.stderr)
     print(f"{len(entries)} cached, {len(stale)} stale or missing")
     return 1 if stale else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """The command line."""
-    parser = argparse.ArgumentParser(description="OPT-BENCH benchmark set tools")
-    commands = parser.add_subparsers(dest="command", required=True)
-    build_command = commands.add_parser("build", help="prove every optimum and write the cache")
-    build_command.add_argument("--workers", type=int, default=2)
-    build_command.add_argument("--out", type=Path, default=BENCH_REFERENCES)
-    baseline_command = commands.add_parser("baseline", help="greedy answers as JSONL")
-    baseline_command.add_argument("out", type=Path)
-    commands.add_parser("verify", help="check the cache against the generators")
-    args = parser.parse_args(argv)
-    if args.command == "build":
-        build(args.out, args.workers)
-    elif args.command == "baseline":
-        baseline(args.out)
-    else:
-        return verify(BENCH_REFERENCES)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

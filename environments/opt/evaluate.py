@@ -1,6 +1,6 @@
 """Evaluate answers to OPT-BENCH instances with the original's aggregation.
 
-    python -m environments.opt.evaluate answers.jsonl [--json]
+    envserver opt evaluate answers.jsonl [--json]
 
 Each line is ``{"task_id": ..., "response": ...}`` (or ``"responses": [...]``); several lines
 or responses for one task id are several tries. Per instance: success if any try is feasible,
@@ -11,13 +11,10 @@ Overall: the mean over the categories (unweighted), as the original's evaluation
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -133,21 +130,8 @@ def format_report(report: Report) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Read answers, print the report; exit 2 on malformed input."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1].strip())
-    parser.add_argument("answers", type=Path, help="JSONL of task ids and responses")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    args = parser.parse_args(argv)
-    try:
-        with args.answers.open() as lines:
-            report = aggregate(score(read_tries(lines)))
-    except (ValueError, KeyError, json.JSONDecodeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(asdict(report), indent=2) if args.json else format_report(report))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def evaluate(answers: Path) -> Report:
+    """The report for a JSONL file of answers. Raises ValueError, KeyError or
+    json.JSONDecodeError for malformed input."""
+    with answers.open() as lines:
+        return aggregate(score(read_tries(lines)))

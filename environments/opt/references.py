@@ -1,6 +1,6 @@
 """References: proven optima, cached for the benchmark set and computed on demand otherwise.
 
-The benchmark set's references are computed once (``python -m environments.opt.bench build``)
+The benchmark set's references are computed once (``envserver opt references build``)
 into ``data/bench_references.json``. Each entry carries the digest of its instance, so a cached
 reference is used only for the very instance it was computed for.
 """

@@ -1,7 +1,7 @@
 """The benchmark split: task ids in-distribution and with held-out repressors.
 
-    python -m environments.sbol.bench ids [--split id|ood] [--per-cell 10]    # one id a line
-    python -m environments.sbol.bench reference OUT.jsonl [--split ...]      # reference answers
+    envserver sbol bench ids [--split id|ood] [--per-cell 10]    # one id a line
+    envserver sbol bench reference OUT.jsonl [--split ...]      # reference answers
 
 Each split has ``per_cell`` tasks (seeds 0..per_cell-1) for every task kind x circuit type at
 difficulty medium: 6 x 6 x 10 = 360 tasks by default. The ``ood`` split is SynBio-Reason's
@@ -10,9 +10,7 @@ out-of-distribution test in our terms (Cello-OOD: at least one held-out represso
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 from environments.sbol.circuits import Difficulty, Split
@@ -51,29 +49,11 @@ def family_for(task_id: str) -> tuple[object, int, SbolOptions]:
     return family, parsed.seed, SbolOptions.model_validate(parsed.options)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line."""
-    parser = argparse.ArgumentParser(description="SBOL benchmark split tools")
-    commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("ids", "reference"):
-        command = commands.add_parser(name)
-        command.add_argument("--split", choices=("id", "ood"), default="id")
-        command.add_argument("--per-cell", type=int, default=PER_CELL)
-        if name == "reference":
-            command.add_argument("out", type=Path)
-    args = parser.parse_args(argv)
-    ids = bench_task_ids(args.split, args.per_cell)
-    if args.command == "ids":
-        sys.stdout.write("\n".join(ids) + "\n")
-        return 0
-    with args.out.open("w") as handle:
-        for task_id in ids:
+def write_references(out: Path, split: Split, per_cell: int = PER_CELL) -> None:
+    """The reference answer of every task of the split, as JSONL ``{task_id, response}``."""
+    with out.open("w") as handle:
+        for task_id in bench_task_ids(split, per_cell):
             family, seed, options = family_for(task_id)
             task = family.generate(seed, options)  # type: ignore[attr-defined]
             response = family.expert_response(task)  # type: ignore[attr-defined]
             handle.write(json.dumps({"task_id": task_id, "response": response}) + "\n")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Evaluate answers to SBOL tasks: success per circuit type and task kind, and per level.
 
-    python -m environments.sbol.evaluate answers.jsonl [--json]
+    envserver sbol evaluate answers.jsonl [--json]
 
 Each line is ``{"task_id": ..., "response": ...}`` (or ``"responses": [...]``); several lines
 or responses for one task id are several tries. A task succeeds when any try passes all five
@@ -12,13 +12,10 @@ score would be missing, not zero.
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -140,24 +137,9 @@ def format_report(report: Report) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Read answers, print the report; exit 2 on malformed input."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("answers", type=Path, help="JSONL of task ids and responses")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    args = parser.parse_args(argv)
-    try:
-        with args.answers.open() as lines:
-            report = aggregate(score(read_tries(lines)))
-    except (ValueError, KeyError, json.JSONDecodeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except RuntimeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(json.dumps(asdict(report), indent=2) if args.json else format_report(report))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def evaluate(answers: Path) -> Report:
+    """The report for a JSONL file of answers. Raises ValueError, KeyError or
+    json.JSONDecodeError for malformed input, RuntimeError when a try could not be
+    scored."""
+    with answers.open() as lines:
+        return aggregate(score(read_tries(lines)))

@@ -2,13 +2,12 @@
 choose the options the instruction names, buy. It reads only what an agent sees (the text
 observation and ``info``), so its score is a floor any learned agent should beat.
 
-``python -m environments.webshop.baseline [--split test] [--limit N]`` prints the score
+``envserver webshop baseline [--split test] [--limit N]`` prints the score
 (mean reward x 100) and the success rate (reward exactly 1) over the split.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,21 +88,3 @@ def evaluate(
         total += reward
         successes += reward == 1.0
     return 100 * total / count, successes / count
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Evaluate on a split of the configured shop and print the figures."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--split", default="test", choices=("test", "eval", "train", "all"))
-    parser.add_argument("--limit", type=int, default=None)
-    args = parser.parse_args(argv)
-    env = WebShopEnv()
-    score, success = evaluate(env, args.split, args.limit)
-    print(
-        f"catalogue {env.shop.fingerprint}: split {args.split}: score {score:.1f}, "
-        f"success rate {100 * success:.1f}%"
-    )
-
-
-if __name__ == "__main__":
-    main()
