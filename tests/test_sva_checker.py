@@ -210,6 +210,17 @@ PAIRS: list[tuple[str, str, str, CheckOptions]] = [
     ("a && b", "a || b", "a_implies_b", JASPER),
     ("disable iff (d) a |=> b", "disable iff (d) a |-> ##1 b", "equivalent", JASPER),
     ("disable iff (d) a |-> b", "disable iff (d) a |-> ##1 b", "different", JASPER),
+    # Empty matches (16.9.2.1, Annex F): s |=> p is (s ##1 1'b1) |-> p, so an empty match of s
+    # starts p at the attempt's own cycle; ##1 concatenates, so empty ##1 empty is empty.
+    ("a[*0:1] |=> b", "(a[*0:1] ##1 1'b1) |-> b", "equivalent", JASPER),
+    ("a[*0:2] |=> b", "(a[*0:2] ##1 1'b1) |-> b", "equivalent", JASPER),
+    ("a[*] |=> b", "(a[*] ##1 1'b1) |-> b", "equivalent", JASPER),
+    ("a[*0:1] |=> b", "b", "equivalent", JASPER),
+    ("a[*0:1] #=# b", "b or (a ##1 b)", "equivalent", JASPER),
+    ("(a[*0:1] ##1 b[*0:1]) |=> c", "c", "equivalent", JASPER),
+    ("(a[*0:1] ##1 b[*0:1]) |-> c", "(a or b or (a ##1 b)) |-> c", "equivalent", JASPER),
+    ("(a[*0:1])[*2] |-> c", "a |-> c", "equivalent", JASPER),
+    ("c[=0:1] |=> d", "(!c[*0:$] or (c[->1] ##1 !c[*0:$])) |=> d", "equivalent", JASPER),
 ]
 
 

@@ -72,9 +72,8 @@ class PropEncoder:
         if isinstance(p, ir.PImpl) and not p.follows:
             # G(s |-> q) = every match of s from any start is followed by q: one forward pass
             # over the union of all starts instead of one pass per start.
-            ne, _ = self.seqs.ends(p.seq, dict.fromkeys(range(self.k), True))
-            d = 0 if p.overlapped else 1
-            return mk_and([mk_or([mk_not(c), self.at(p.prop, e + d)]) for e, c in ne.items()])
+            fire = self._consequent_starts(p, dict.fromkeys(range(self.k), True))
+            return mk_and([mk_or([mk_not(c), self.at(p.prop, e)]) for e, c in fire.items()])
         return mk_and([self.at(p, t) for t in range(self.k)])
 
     def antecedent_matches(self, p: ir.Prop) -> list[BoolLike]:
@@ -86,8 +85,8 @@ class PropEncoder:
     def _antecedents(self, p: ir.Prop, out: list[BoolLike]) -> None:
         if isinstance(p, ir.PImpl):
             if not p.follows:
-                ne, _ = self.seqs.ends(p.seq, dict.fromkeys(range(self.k), True))
-                out.append(mk_or(list(ne.values())))
+                fire = self._consequent_starts(p, dict.fromkeys(range(self.k), True))
+                out.append(mk_or(list(fire.values())))
             self._antecedents(p.prop, out)
         elif isinstance(p, ir.PBin | ir.PUntil):
             self._antecedents(p.left, out)
@@ -98,6 +97,22 @@ class PropEncoder:
             self._antecedents(p.then, out)
             if p.other is not None:
                 self._antecedents(p.other, out)
+
+    def _consequent_starts(self, p: ir.PImpl, starts: dict[int, BoolLike]) -> dict[int, BoolLike]:
+        """cycle -> "an antecedent match from ``starts`` starts the consequent here".
+
+        ``|->``/``#-#``: at the end of each non-empty match (an empty match never triggers an
+        overlapped consequent, IEEE 1800 16.12.7). ``|=>``/``#=#`` are ``s ##1 1'b1 |-> p`` /
+        ``#-#``: one cycle after each end, and an empty match (recorded at j - 1) triggers the
+        consequent at its own start j, as ``empty ##1 1'b1`` matches there."""
+        ne, em = self.seqs.ends(p.seq, starts)
+        if p.overlapped:
+            return ne
+        ends: dict[int, list[BoolLike]] = {}
+        for vec in (ne, em):
+            for e, c in vec.items():
+                ends.setdefault(e + 1, []).append(c)
+        return {e: mk_or(cs) for e, cs in ends.items()}
 
     def at(self, p: ir.Prop, t: int) -> BoolLike:
         """The attempt of ``p`` started at cycle t succeeds."""
@@ -139,11 +154,10 @@ class PropEncoder:
                 return mk_or([mk_not(a), b])
             return mk_or([mk_and([a, b]), mk_and([mk_not(a), mk_not(b)])])
         if isinstance(p, ir.PImpl):
-            ne, _ = self.seqs.ends(p.seq, {t: True})
-            d = 0 if p.overlapped else 1
+            fire = self._consequent_starts(p, {t: True})
             if p.follows:
-                return mk_or([mk_and([c, self.at(p.prop, e + d)]) for e, c in ne.items()])
-            return mk_and([mk_or([mk_not(c), self.at(p.prop, e + d)]) for e, c in ne.items()])
+                return mk_or([mk_and([c, self.at(p.prop, e)]) for e, c in fire.items()])
+            return mk_and([mk_or([mk_not(c), self.at(p.prop, e)]) for e, c in fire.items()])
         if isinstance(p, ir.PIf):
             c = self.exprs.truth(p.cond, t)
             then = self.at(p.then, t)
