@@ -468,3 +468,51 @@ def test_rewrite_is_equivalent(rewrite: Rewrite, data: st.DataObject) -> None:
     a, b = _free(left), _free(right)
     result = check_equivalence(a, b, options)  # type: ignore[arg-type]
     assert result.verdict == "equivalent", (left, right, options, result)
+
+
+# ---------------------------------------------------------------------------------------------
+# disable iff, honoured as IEEE 1800 does (ignore_disable_iff=False).
+
+STRICT = CheckOptions(ignore_disable_iff=False, timeout_s=120)
+PROPERTY_REWRITES = REWRITES[REWRITES.index(non_overlapped_implication) :]
+
+
+@pytest.mark.parametrize("rewrite", PROPERTY_REWRITES, ids=lambda r: r.__name__)
+@settings(
+    max_examples=EXAMPLES // 2,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_rewrite_holds_under_disable_iff(rewrite: Rewrite, data: st.DataObject) -> None:
+    """An IEEE identity holds on every word, truncated ones included, so it survives the same
+    disable iff on both sides (this checks the top/bottom letters of truncation)."""
+    left, right = rewrite(data)
+    a, b = _free(f"disable iff (d) {left}"), _free(f"disable iff (d) {right}")
+    result = check_equivalence(a, b, STRICT)  # type: ignore[arg-type]
+    assert result.verdict == "equivalent", (left, right, result)
+
+
+# Negation complements a truncated word (its top letters read as bottom): drawn first.
+negated = st.one_of(
+    st.builds(lambda p: f"not ({p})", prop_seq),
+    st.builds(lambda b, p: f"if ({b}) (not ({p})) else ({p})", boolean, prop_seq),
+    st.builds(lambda p, q: f"({p}) implies ({q})", prop_seq, prop),
+    prop,
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
+@given(p=negated)
+def test_disable_iff_bounds(p: str) -> None:
+    """A condition that never holds changes nothing; one that always holds disables every
+    attempt (the all-top word satisfies each of these properties); a free one only weakens."""
+    assert _check(f"disable iff (1'b0) {p}", p) == "equivalent"
+    assert _check(f"disable iff (1'b1) {p}", "1'b1") == "equivalent"
+    assert _check(p, f"disable iff (d) {p}") in ("equivalent", "a_implies_b")
+
+
+def _check(left: str, right: str) -> str:
+    result = check_equivalence(_free(left), _free(right), STRICT)  # type: ignore[arg-type]
+    return result.verdict
