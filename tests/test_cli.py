@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -216,6 +215,31 @@ def test_unscored_items_exit_3(base_url: str) -> None:
     assert result.stdout.startswith("-\terror")
 
 
+def test_prove_reports_a_failed_reset_in_one_line(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A recording that names its root node but lost it: the server's reset answers `error`
+    # (no state). `prove` says why on one line and exits non-zero, with no traceback.
+    recordings = tmp_path_factory.mktemp("broken-recording")
+    root = '{"key_secrecy": {"root": "0123456789ab"}}'
+    tree = f'{{"theory": "ChallengeResponse", "nodes": {{}}, "lemmas": {root}}}'
+    (recordings / "challenge_response_tree.json").write_text(tree)
+    server = make_server(
+        tmp_path_factory.mktemp("broken-server"),
+        ENVSERVER_TAMARIN_BACKEND="replay",
+        ENVSERVER_TAMARIN_RECORDINGS=str(recordings),
+    )
+    with server:
+        result = run(
+            "prove", "--theory", "challenge_response", "--budget", "2", "--url", server.base_url
+        )
+    assert result.exit_code == 3, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: the reset failed (error): ")
+    assert "names node 0123456789ab but does not hold it" in lines[0]
+    assert "Traceback" not in result.output
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -245,31 +269,3 @@ def test_api_key_and_serve_overrides(keyed_server: LiveServer) -> None:
     assert from_env.exit_code == 0, from_env.output
     wrong = run("envs", "--url", url, "--api-key", "not-the-key")
     assert (wrong.exit_code, "invalid API key" in wrong.stderr) == (1, True)
-
-
-def test_prove_reports_a_failed_reset_in_one_line(tmp_path_factory: pytest.TempPathFactory) -> None:
-    # A recording that names its root node but lost it: the server's reset answers `error`
-    # (no state). `prove` says why on one line and exits non-zero, with no traceback.
-    recordings = tmp_path_factory.mktemp("broken-recording")
-    tree = {
-        "theory": "ChallengeResponse",
-        "nodes": {},
-        "lemmas": {"key_secrecy": {"root": "0123456789ab"}},
-    }
-    (recordings / "challenge_response_tree.json").write_text(json.dumps(tree))
-    server = make_server(
-        tmp_path_factory.mktemp("broken-server"),
-        ENVSERVER_TAMARIN_BACKEND="replay",
-        ENVSERVER_TAMARIN_RECORDINGS=str(recordings),
-    )
-    with server:
-        result = run(
-            "prove", "--theory", "challenge_response", "--budget", "2", "--url", server.base_url
-        )
-    assert result.exit_code == 3, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("error: the reset failed (error): ")
-    assert "names node 0123456789ab but does not hold it" in lines[0]
-    assert "Traceback" not in result.output

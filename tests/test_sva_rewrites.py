@@ -126,7 +126,7 @@ def _union(parts: list[str]) -> str:
 
 def delay_range(data: st.DataObject) -> Pair:
     """``x ##[m:n] y`` is the union of ``x ##k y`` for k in m..n (16.9.2)."""
-    x, y = data.draw(flat_seq), data.draw(flat_seq)
+    x, y = data.draw(flat_seq), data.draw(flat_bounded)
     lo, hi = data.draw(small), data.draw(small)
     lo, hi = min(lo, hi), max(lo, hi)
     ranged = f"({x}) ##[{lo}:{hi}] ({y})"

@@ -14,15 +14,11 @@ import pytest
 from clients.http import EnvServerClient
 from clients.proof_search import MCTSConfig, greedy, mcts
 from environments.base import EnvironmentInputError, EpisodeFinished, Expansion, StepResult
-from environments.tamarin import env as tamarin_env
 from environments.tamarin import episode
 from environments.tamarin.env import ProofOptions, TamarinProofEnv
-from environments.tamarin.interactive import ExistingServer, InteractiveBackend
-from environments.tamarin.provers import SHIPPED, Provers, provers
+from environments.tamarin.provers import provers
 from environments.tamarin.replay import ReplayBackend
-from envserver.wire import ResetResponse
 from tests.conftest import TAMARIN_DATA
-from tests.tamarin_fake import ReplayServer, read_transcript
 from verifiers.tamarin.proof import ProofTree, parse_proof, render_proof
 from verifiers.tamarin.script import lemma_proof
 
@@ -178,34 +174,6 @@ def test_off_the_recording_is_an_error_without_a_reward() -> None:
     assert result.state == state
 
 
-def test_expand_and_step_agree_on_a_node_off_the_recording(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # The interactive backend over a recorded Tamarin transcript (tests/tamarin_fake.py): a
-    # method the recording never applied is a request the server cannot answer (404). step calls
-    # that `error` (no verdict, state unchanged); expand must say the same, not `invalid`.
-    records = read_transcript(TAMARIN_DATA / "tutorial_interactive_greedy.jsonl.gz")
-    with ReplayServer(records) as fake:
-        configured = Provers("interactive", [TAMARIN_DATA], [SHIPPED])
-        backend = InteractiveBackend(ExistingServer(fake.base_url, "tamarin-prover 1.8.0"))
-        configured.__dict__["live"] = backend  # the prover this process would have started
-        monkeypatch.setattr(tamarin_env, "provers", lambda: configured)
-        try:
-            env = TamarinProofEnv()
-            options = ProofOptions(theory="Tutorial", lemma="Client_session_key_secrecy")
-            state = env.reset(0, options).state
-            (recorded,) = env.expand(state, ["1"])
-            assert recorded.score.status == "ok" and recorded.branches
-            stepped = env.step(state, "2")
-            (expanded,) = env.expand(state, ["2"])
-        finally:
-            backend.close()
-    assert (stepped.score.status, stepped.score.reward) == ("error", None)
-    assert (expanded.score.status, expanded.score.reward) == ("error", None)
-    assert expanded.score.detail == stepped.score.detail
-    assert "has no /thy/" in expanded.score.detail and expanded.branches == ()
-
-
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -348,12 +316,3 @@ def test_prove_command_compares_mcts_with_greedy(base_url: str) -> None:
     assert rows["Client_session_key_secrecy"][:4] == ["verified", "5", "verified", "5"]
     assert rows["Client_session_key_honest_setup"][:4] == ["trace_found", "4", "trace_found", "4"]
     assert "SOLVED // trace found" in result.output  # the printed MCTS proofs
-
-
-@pytest.mark.parametrize("search", [greedy, mcts])
-def test_searches_from_a_failed_reset_report_it(search: Any) -> None:
-    # A reset that timed out holds no state: the search says so instead of asserting.
-    failed = ResetResponse(status="timeout", detail="the prover did not answer")
-    result = search(EnvServerClient("http://127.0.0.1:9"), ENV_ID, failed)
-    assert (result.found, result.calls) == (False, 0)
-    assert result.detail == "the reset failed (timeout): the prover did not answer"
