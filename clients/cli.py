@@ -413,12 +413,12 @@ def prove(
     from clients.proof_search import MCTSConfig, greedy, mcts  # noqa: PLC0415
 
     with _reporting(), _client(url, api_key) as client:
-        first = client.reset(env_id, options={} if theory is None else {"theory": theory})
+        first = _opened(client.reset(env_id, options={} if theory is None else {"theory": theory}))
         theory = theory or str(first.info.get("theory"))
         lemmas = lemma or list(first.info.get("lemmas") or [first.info.get("lemma")])
         typer.echo(f"{'lemma':<36} {'greedy':>18} {'mcts':>18} {'expansions':>10}")
         for name in lemmas:
-            episode = client.reset(env_id, options={"theory": theory, "lemma": name})
+            episode = _opened(client.reset(env_id, options={"theory": theory, "lemma": name}))
             found = [
                 greedy(client, env_id, episode),
                 mcts(client, env_id, episode, MCTSConfig(budget)),
@@ -427,6 +427,14 @@ def prove(
             typer.echo(f"{name:<36} {cells[0]:>18} {cells[1]:>18} {found[1].calls:>10}")
             if show_proof and found[1].proof:
                 typer.echo(found[1].proof)
+
+
+def _opened(episode: ResetResponse) -> ResetResponse:
+    """A reset that opened an episode; a failed one (``timeout``/``error``: no state) ends the
+    command with its reason."""
+    if episode.state is None:
+        _fail(f"the reset failed ({episode.status}): {episode.detail}", EXIT_NO_REWARD)
+    return episode
 
 
 def _reference(

@@ -52,7 +52,6 @@ MALFORMED_ANSWERS: list[str] = [
     "{0: 1, 1: 2}",
     "{1, 2}",
     "[[[0]], [[1]]]",
-    "[]",
     "[-1, 0]",
     "[-1, 0, 1, -1]",
     "[0, 999]",
@@ -68,12 +67,35 @@ MALFORMED_ANSWERS: list[str] = [
     "[" + ", ".join(["0"] * 100_000) + "]",
     ", ".join(["1"] * 100_000),
     "[0, 1, " + "9" * 5000 + "]",
+    # Exactly the documented grammar (verifiers/opt/answer.py): digit separators, signs, other
+    # numerals and bases, text after or around the value, wrapped values.
+    "[1_2, 0]",
+    "1_0, 2",
+    "[-0, 1]",
+    "-0",
+    "[+1, 0]",
+    "[01, 2]",
+    "[0x1, 0]",
+    "[1e0, 0]",
+    "[\uff10, 1]",  # a full-width digit zero
+    "[\u0663, 1]",  # an Arabic-Indic digit three
+    "[0]*50",
+    "[0, 1] [2]",
+    "[0, 1] and nothing else",
+    "The answer is [0, 1]",
+    "<[0, 1]>",
+    "<0, 1>",
+    "[0, 1)",
+    "0 -> 1 -> 0 done",
+    "0 -> -0 -> 0",
+    "[0 -> 1] -> 0",
 ]
 # Answers malformed for every task but one, where they mean something: min_bisection's answer is
 # two lists, and set_cover may claim (wrongly, on generated instances) that no cover exists.
 MALFORMED_EXCEPT_FOR: dict[str, str] = {
     "[[1], [2]]": "min_bisection",
     "Impossible": "set_cover",
+    "[]": "meeting_schedule",  # holding no meeting is a (worthless) schedule
 }
 
 

@@ -87,6 +87,19 @@ def test_finished_episode_cannot_be_stepped(http: httpx.Client) -> None:
     assert_problem(again, 409, "episode-finished")
 
 
+def test_an_unfinished_token_can_be_replayed_as_the_readme_says(http: httpx.Client) -> None:
+    # README "State tokens can be replayed": max_attempts binds a client that steps each token
+    # once; the token from before an attempt can be stepped again (the harness must own tokens).
+    options = {"max_attempts": 1}
+    state = http.post("/v1/envs/math/reset", json={"seed": 1, "options": options}).json()["state"]
+    wrong = {"state": state, "action": "\\boxed{-987654321}"}
+    first = http.post("/v1/envs/math/step", json=wrong).json()
+    assert first["terminated"] and first["info"]["attempt"] == 1
+    again = http.post("/v1/envs/math/step", json=wrong).json()
+    assert again["status"] == "ok" and again["info"]["attempt"] == 1
+    assert_problem(http.post("/v1/envs/math/step", json={**wrong, "state": first["state"]}), 409)
+
+
 def test_batch_reset_and_step_keep_order(http: httpx.Client) -> None:
     items = [{"seed": s, "options": {"difficulty": "medium"}} for s in range(6)]
     resets = http.post("/v1/envs/math/reset/batch", json={"items": items}).json()["results"]

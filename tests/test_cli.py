@@ -252,6 +252,31 @@ def test_unscored_items_exit_3(base_url: str) -> None:
     assert result.stdout.startswith("-\terror")
 
 
+def test_prove_reports_a_failed_reset_in_one_line(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # A recording that names its root node but lost it: the server's reset answers `error`
+    # (no state). `prove` says why on one line and exits non-zero, with no traceback.
+    recordings = tmp_path_factory.mktemp("broken-recording")
+    root = '{"key_secrecy": {"root": "0123456789ab"}}'
+    tree = f'{{"theory": "ChallengeResponse", "nodes": {{}}, "lemmas": {root}}}'
+    (recordings / "challenge_response_tree.json").write_text(tree)
+    server = make_server(
+        tmp_path_factory.mktemp("broken-server"),
+        ENVSERVER_TAMARIN_BACKEND="replay",
+        ENVSERVER_TAMARIN_RECORDINGS=str(recordings),
+    )
+    with server:
+        result = run(
+            "prove", "--theory", "challenge_response", "--budget", "2", "--url", server.base_url
+        )
+    assert result.exit_code == 3, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: the reset failed (error): ")
+    assert "names node 0123456789ab but does not hold it" in lines[0]
+    assert "Traceback" not in result.output
+
+
 @pytest.mark.parametrize(
     "args",
     [

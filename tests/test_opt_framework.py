@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import random
@@ -9,8 +10,11 @@ import subprocess
 import sys
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from environments.opt.catalog import task_for
 from environments.opt.evaluate import Attempt, aggregate
@@ -19,7 +23,7 @@ from environments.opt.tasks import TASKS
 from environments.opt.tasks.knapsack import TASK as KNAPSACK
 from tests import opt_support as opt
 from verifiers.opt import VERIFIER, OptOptions, quality_ratio
-from verifiers.opt.answer import final_answer, int_list
+from verifiers.opt.answer import final_answer, int_list, literal
 from verifiers.opt.base import InvalidAnswer
 
 # --- reading answers -------------------------------------------------------------------------
@@ -55,8 +59,10 @@ def test_missing_empty_or_huge_answers_are_invalid(response: str) -> None:
         ("(0, 2, 3)", [0, 2, 3]),
         ("0, 2, 3", [0, 2, 3]),
         ("0 -> 2 -> 3", [0, 2, 3]),
-        ("[0, 2, 3] is my final choice", [0, 2, 3]),
+        ("[0 -> 2 -> 3]", [0, 2, 3]),
         ("7", [7]),
+        (" [ 0 ,2, 3, ] ", [0, 2, 3]),
+        ("[]", []),
     ],
 )
 def test_integer_lists_in_every_spelling(text: str, expected: list[int]) -> None:
@@ -252,3 +258,76 @@ def test_opt_bench_seeds_map_onto_the_task_sets() -> None:
     mixed = task_for("opt/bench@1/23")  # task 23 % 10 = 3 (tsp), seed 2, level bench
     assert mixed.reference == task_for("opt/tsp@1/2?level=bench").reference
     assert mixed.metadata["task"] == "tsp"
+
+
+# --- the answer grammar, exactly -------------------------------------------------------------
+
+_space = st.sampled_from(["", " ", "  ", "\n", "\t"])
+
+
+def _spelled(value: Any, draw: st.DrawFn) -> str:
+    """``value`` (ints, lists, tuples) in the grammar, with random spacing and trailing commas."""
+    if isinstance(value, int):
+        return str(value)
+    items = [draw(_space) + _spelled(item, draw) + draw(_space) for item in value]
+    trailing = (
+        ","
+        if items and (draw(st.booleans()) or (isinstance(value, tuple) and len(items) == 1))
+        else ""
+    )
+    opener, closer = ("[", "]") if isinstance(value, list) else ("(", ")")
+    return opener + ",".join(items) + trailing + closer
+
+
+_values = st.recursive(
+    st.integers(0, 10**12),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=4).map(tuple),
+    max_leaves=12,
+).filter(lambda v: not isinstance(v, int))
+
+
+@st.composite
+def _grammar_texts(draw: st.DrawFn) -> tuple[Any, str]:
+    value = draw(_values.filter(lambda v: _depth(v) <= 3))
+    return value, draw(_space) + _spelled(value, draw) + draw(_space)
+
+
+def _depth(value: Any) -> int:
+    return 0 if isinstance(value, int) else 1 + max((_depth(v) for v in value), default=0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_grammar_texts())
+def test_every_text_of_the_grammar_reads_as_python_would(case: tuple[Any, str]) -> None:
+    value, text = case
+    assert literal(text) == value == ast.literal_eval(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("0123456789[](),_-+ .xe*<>'a\u0663\uff10"), max_size=30)
+    | st.from_regex(r"\A[ \[\(]*[0-9]{1,3}(\s*,\s*[\[\(]*[0-9]{1,3}[\]\)]*)*[\]\) ,]*\Z")
+)
+def test_any_other_text_is_invalid_never_a_crash(text: str) -> None:
+    try:
+        value = literal(text)
+    except InvalidAnswer:
+        return
+    # Accepted: every integer in it is written in plain ASCII digits without sign or separator,
+    # and Python reads it alike with every bracket square ("(x)" is a 1-tuple in the grammar).
+    assert not set(text) & set("_-+.xe*<>'a\u0663\uff10")
+    squared = text.replace("(", "[").replace(")", "]")
+    assert _plain(ast.literal_eval(squared)) == _plain(value)
+
+
+def _plain(value: Any) -> Any:
+    return value if isinstance(value, int) else [_plain(item) for item in value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["1_2", "[1_2]", "-0", "[-0]", "[0]*50", "[0] 50", "<[0, 1]>", "[0, 1] more", "[0, 1)", "01"],
+)
+def test_the_audits_answers_are_not_in_the_grammar(text: str) -> None:
+    with pytest.raises(InvalidAnswer):
+        literal(text)

@@ -129,3 +129,15 @@ def test_both_graph_shapes_read_alike() -> None:
     instance, cycle = make(2, "hard")
     as_dicts = {key: {str(v): 1 for v in row} for key, row in instance.items()}
     assert CHECK.evaluate(as_dicts, str(cycle)) == CHECK.evaluate(instance, str(cycle))
+
+
+def test_a_step_needs_the_edge_as_both_ends_list_it() -> None:
+    # A caller's instance listing each edge at one end only: 0-1-2-3-0 is not a cycle of it.
+    one_sided = {"0": [1], "1": [2], "2": [3], "3": [0]}
+    for answer in ("[0, 1, 2, 3, 0]", "[0, 3, 2, 1, 0]"):
+        result = score(one_sided, answer)
+        assert (result.status, result.reward, result.components["feasible"]) == ("ok", 0.0, 0.0)
+        assert "are not adjacent" in result.detail
+    both = {"0": [1, 3], "1": [0, 2], "2": [1, 3], "3": [2, 0]}
+    assert score(both, "[0, 1, 2, 3, 0]").reward == 1.0
+    assert score(both, "[0, 3, 2, 1, 0]").reward == 1.0

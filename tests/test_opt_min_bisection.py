@@ -167,12 +167,15 @@ def test_broken_bisections_are_infeasible(instance: Instance, answer: str, reaso
         ("[0, 1]", "the first part is not a list of node ids"),
         ("[]", "exactly two lists"),
         ("[[0, 1], [2, 4]]", "node 4 does not exist"),
-        ("[[0, -1], [2, 3]]", "node -1 does not exist"),
-        ("[{0, 1}, {2, 3}]", "not a list of node ids"),  # a set would hide repeats
-        ("[[0, 1.0], [2, 3]]", "not a node id"),
-        ("[['0', '1'], ['2', '3']]", "not a node id"),
-        ("[[True, False], [2, 3]]", "not a node id"),
-        ("{0: [0, 1], 1: [2, 3]}", "exactly two lists"),
+        ("[[0, -1], [2, 3]]", "cannot read"),
+        ("[{0, 1}, {2, 3}]", "cannot read"),  # a set would hide repeats
+        ("[[0, 1.0], [2, 3]]", "cannot read"),
+        ("[['0', '1'], ['2', '3']]", "cannot read"),
+        ("[[True, False], [2, 3]]", "cannot read"),
+        ("{0: [0, 1], 1: [2, 3]}", "cannot read"),
+        ("[0, 1], [2, 3] is best", "unexpected text after the answer"),
+        ("[[0, 1], [2, 3]]*2", "unexpected text after the answer"),
+        ("<[[0, 1], [2, 3]]>", "cannot read"),
         ("the first two and the last two", "cannot read"),
     ],
 )

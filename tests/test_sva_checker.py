@@ -207,6 +207,17 @@ PAIRS: list[tuple[str, str, str, CheckOptions]] = [
     ("a && b", "a || b", "a_implies_b", JASPER),
     ("disable iff (d) a |=> b", "disable iff (d) a |-> ##1 b", "equivalent", JASPER),
     ("disable iff (d) a |-> b", "disable iff (d) a |-> ##1 b", "different", JASPER),
+    # Empty matches (16.9.2.1, Annex F): s |=> p is (s ##1 1'b1) |-> p, so an empty match of s
+    # starts p at the attempt's own cycle; ##1 concatenates, so empty ##1 empty is empty.
+    ("a[*0:1] |=> b", "(a[*0:1] ##1 1'b1) |-> b", "equivalent", JASPER),
+    ("a[*0:2] |=> b", "(a[*0:2] ##1 1'b1) |-> b", "equivalent", JASPER),
+    ("a[*] |=> b", "(a[*] ##1 1'b1) |-> b", "equivalent", JASPER),
+    ("a[*0:1] |=> b", "b", "equivalent", JASPER),
+    ("a[*0:1] #=# b", "b or (a ##1 b)", "equivalent", JASPER),
+    ("(a[*0:1] ##1 b[*0:1]) |=> c", "c", "equivalent", JASPER),
+    ("(a[*0:1] ##1 b[*0:1]) |-> c", "(a or b or (a ##1 b)) |-> c", "equivalent", JASPER),
+    ("(a[*0:1])[*2] |-> c", "a |-> c", "equivalent", JASPER),
+    ("c[=0:1] |=> d", "(!c[*0:$] or (c[->1] ##1 !c[*0:$])) |=> d", "equivalent", JASPER),
 ]
 
 
@@ -225,15 +236,63 @@ def test_hand_written_pairs_are_many() -> None:
     assert len(PAIRS) >= 40
 
 
-def test_disable_iff_rules() -> None:
+def test_disable_iff_is_dropped_by_default() -> None:
+    # FVEval strips disable iff before its PEC: dropped on both sides, whatever the conditions.
     a = free("disable iff (d) a |-> b")
-    b = free("disable iff (c) a |-> b")
-    with pytest.raises(SvaError) as exc:
-        check_equivalence(a, b)
-    assert exc.value.kind == "unsupported"
-    loose = CheckOptions(ignore_disable_iff=True)
-    assert check_equivalence(a, b, loose).verdict == "equivalent"
-    assert check_equivalence(a, free("a |-> b"), loose).verdict == "equivalent"
+    assert check_equivalence(a, free("disable iff (c) a |-> b")).verdict == "equivalent"
+    assert check_equivalence(a, free("a |-> b")).verdict == "equivalent"
+    assert check_equivalence(a, free("disable iff (d) a |-> (b || d)")).verdict == "a_implies_b"
+    assert is_tautology(free("disable iff (d) 1'b0")) is False
+
+
+# IEEE 1800 (ignore_disable_iff=False): an attempt during which the condition holds, before it
+# has failed, is disabled (Annex F: the trace from that cycle on is read as the letter top).
+STRICT = CheckOptions(ignore_disable_iff=False)
+DISABLE_PAIRS = [
+    # (a, b, verdict with disable iff dropped, verdict under IEEE)
+    ("disable iff (d) a |-> b", "(a && !d) |-> b", "a_implies_b", "equivalent"),
+    ("disable iff (d) a |-> b", "a |-> (b || d)", "a_implies_b", "equivalent"),
+    (
+        "disable iff (d) a |-> ##1 b",
+        "disable iff (d) a |-> ##1 (b || d)",
+        "a_implies_b",
+        "equivalent",
+    ),
+    ("disable iff (d) a |-> ##1 b", "(a && !d) |-> ##1 (b || d)", "a_implies_b", "equivalent"),
+    ("disable iff (d) a |-> ##1 b", "a |-> ##1 (b || d)", "a_implies_b", "b_implies_a"),
+    ("disable iff (d) a |-> ##1 b", "a |-> ##1 b", "equivalent", "b_implies_a"),
+    ("disable iff (d) a |=> b", "disable iff (d) a |-> ##1 b", "equivalent", "equivalent"),
+    (
+        "disable iff (d) a |-> s_eventually b",
+        "a |-> s_eventually (b || d)",
+        "a_implies_b",
+        "equivalent",
+    ),
+    ("disable iff (d) always a", "always (a || d)", "a_implies_b", "equivalent"),
+    ("disable iff (d) a", "a || d", "a_implies_b", "equivalent"),
+    ("disable iff (d) 1'b0", "d", "a_implies_b", "equivalent"),
+    # Negation complements the truncated word: not (a ##1 b) is disabled by d at either cycle.
+    ("disable iff (d) not (a ##1 b)", "!a or d or ##1 (!b || d)", "a_implies_b", "equivalent"),
+    ("disable iff (d) a #-# b", "(a && b) || d", "a_implies_b", "equivalent"),
+    ("disable iff (d) a |-> b", "disable iff (c) a |-> b", "equivalent", "different"),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "dropped", "ieee"), DISABLE_PAIRS)
+def test_disable_iff_strict_ieee_mode(a: str, b: str, dropped: str, ieee: str) -> None:
+    pa, pb = free(a), free(b)
+    loose = check_equivalence(pa, pb)
+    assert loose.verdict == dropped, (a, b, loose)
+    strict = check_equivalence(pa, pb, STRICT)
+    assert strict.verdict == ieee, (a, b, strict)
+    _assert_counterexamples_separate(pa, pb, strict, STRICT)
+
+
+def test_disable_iff_strict_mode_tautologies() -> None:
+    # A condition that can stay asserted disables every attempt of anything it guards.
+    assert is_tautology(free("disable iff (d) 1'b0"), STRICT) is False
+    assert is_tautology(free("disable iff (1'b1) 1'b0"), STRICT) is True
+    assert is_tautology(free("disable iff (d) a |-> (b || d)"), STRICT) is False
 
 
 def test_weak_unbounded_consequent_is_a_tautology_only_in_ieee_mode() -> None:

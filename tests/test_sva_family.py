@@ -267,3 +267,29 @@ def test_symbiyosys_agrees_with_the_checker() -> None:
         if ours != theirs:
             disagreements.append((mutant, reference, ours, theirs))
     assert not disagreements, disagreements
+
+
+def test_disable_iff_option_changes_the_verdict_over_http(base_url: str) -> None:
+    # The reset can stay asserted: dropped (FVEval) the answer is weaker than the reference,
+    # honoured (IEEE 1800) the two are the same property.
+    reference = {
+        "assertion": "assert property(@(posedge clk) disable iff (rst) a |-> ##1 b);",
+        "widths": {"a": 1, "b": 1, "rst": 1},
+    }
+    answer = "assert property(@(posedge clk) disable iff (rst) a |-> ##1 (b || rst));"
+    item = {"response": answer, "reference": reference}
+    with httpx.Client(base_url=base_url, timeout=60) as http:
+        rewards = {}
+        for ignore in (True, False):
+            body = {
+                "verifier": "sva.equivalence",
+                "options": {"ignore_disable_iff": ignore},
+                "items": [item],
+            }
+            response = http.post("/v1/verify", json=body)
+            assert response.status_code == 200, response.text
+            (result,) = response.json()["results"]
+            assert result["status"] == "ok", result
+            rewards[ignore] = (result["reward"], result["extra"]["verdict"])
+    assert rewards[True] == (pytest.approx(0.4), "b_implies_a")
+    assert rewards[False] == (1.0, "equivalent")

@@ -93,6 +93,61 @@ def test_thefuzz_processing_drops_accents_and_punctuation() -> None:
     assert reward.full_process("A\u00e7a\u00ed Berry!") == "aa berry"
     assert reward.full_process(("color", "navy blue")) == "color    navy blue"
     assert token_set_ratio("", "anything") == 0
+    assert token_set_ratio(None, "none") == 0
+
+
+# Catalogue punctuation beyond Latin-1 (curly quotes, dashes, primes, the trade mark sign) and
+# letters of other scripts: thefuzz deletes only U+0080-U+00FF, so the rest become spaces (or stay,
+# if they are letters or digits). The scores are the original's, printed by thefuzz 0.19.
+NON_LATIN1 = {
+    ("women\u2019s", "womens"): 77,  # the audit's case: "women s" against "womens"
+    ("women\u2019s", "women's"): 100,
+    ("men\u2019s shoes", "mens shoes"): 95,
+    ("slim\u2013fit", "slim fit"): 100,
+    ("3\u2033 heel", '3" heel'): 100,
+    ("10\u2033", "10 inch"): 100,
+    ("Brand\u2122 cream", "brand cream"): 100,
+    ("x\u2011large", "x-large"): 100,  # a non-breaking hyphen
+    ("caf\u00e9 au lait", "cafe au lait"): 96,  # Latin-1: the letter is deleted
+    ("na\u00efve", "naive"): 89,
+    ("100\u00a0ml", "100 ml"): 91,  # the no-break space is deleted, not a space
+    ("\u0441\u0438\u043d\u0438\u0439", "blue"): 0,  # Cyrillic letters stay letters
+    ("\u0441\u0438\u043d\u0438\u0439 blue", "\u0441\u0438\u043d\u0438\u0439"): 100,
+    ("\u2460\u2461 pack", "pack"): 100,  # circled digits are not word characters
+}
+
+
+@pytest.mark.parametrize(("pair", "score"), sorted(NON_LATIN1.items()))
+def test_non_latin1_text_scores_as_the_original(pair: tuple[str, str], score: int) -> None:
+    assert token_set_ratio(*pair) == score
+    assert token_set_ratio(*reversed(pair)) == score
+
+
+# The original itself, where the dev extra installs it (thefuzz 0.19, as WebShop pins it; without
+# python-Levenshtein it computes ratios with difflib, as WebShop's own set-up does).
+thefuzz = pytest.importorskip("thefuzz.fuzz", reason="thefuzz 0.19 (the dev extra) is needed")
+_SPECIAL = ["\u2019", "\u2013", "\u2033", "\u00e9", "\u00a0", "\u00b0", "\u2122", "\u0441"]
+_SPECIAL += ["\u4e2d", "\u2460", "\u00c9", "\u0130", "_"]
+_TEXT = st.text(alphabet=st.sampled_from([*"abcde xyz019-'.,/&%", *_SPECIAL]), max_size=24)
+
+
+def test_the_original_is_the_difflib_one() -> None:
+    import difflib
+
+    assert thefuzz.SequenceMatcher is difflib.SequenceMatcher, "python-Levenshtein is installed"
+    assert thefuzz.token_set_ratio("women\u2019s", "womens") == 77
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_TEXT, _TEXT)
+def test_token_set_ratio_equals_the_originals(a: str, b: str) -> None:
+    assert token_set_ratio(a, b) == thefuzz.token_set_ratio(a, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_token_set_ratio_equals_the_originals_on_any_unicode(a: str, b: str) -> None:
+    assert token_set_ratio(a, b) == thefuzz.token_set_ratio(a, b)
 
 
 def test_price_boundary_is_inclusive() -> None:
@@ -186,3 +241,25 @@ def test_the_verifier_scores_a_purchase_and_refuses_junk() -> None:
     assert VERIFIER(response, "not a goal").status == "error"
     over = json.loads(response) | {"price": 1e9}
     assert VERIFIER(json.dumps(over), reference).reward == pytest.approx(2 / 3)
+
+
+@st.composite
+def _near_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """A string and a few-character edit of it: scores around the threshold."""
+    a = draw(_TEXT.filter(lambda t: len(t) >= 4))
+    b = list(a)
+    for _ in range(draw(st.integers(0, 3))):
+        at = draw(st.integers(0, len(b)))
+        if draw(st.booleans()) and at < len(b):
+            del b[at]
+        else:
+            b.insert(at, draw(st.sampled_from([*"abcde ", *_SPECIAL])))
+    return a, "".join(b)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_near_pairs())
+def test_fuzzy_match_decides_as_the_original(pair: tuple[str, str]) -> None:
+    # fuzzy_match skips difflib below an upper bound; the decision must not change.
+    a, b = pair
+    assert reward.fuzzy_match(a, b) == (thefuzz.token_set_ratio(a, b) > 85)

@@ -56,12 +56,18 @@ def _finished(info: dict[str, Any], calls: int) -> SearchResult:
     return SearchResult(True, info.get("outcome"), info.get("proof_size"), info.get("proof"), calls)
 
 
+def _unopened(episode: ResetResponse) -> SearchResult:
+    """No search from a reset that failed (``timeout``/``error``): its reason instead."""
+    return SearchResult(False, detail=f"the reset failed ({episode.status}): {episode.detail}")
+
+
 def greedy(
     client: EnvServerClient, env_id: str, episode: ResetResponse, max_steps: int = 500
 ) -> SearchResult:
     """Always take method 1 (Tamarin's own choice, which its autoprover takes too)."""
     state = episode.state
-    assert state is not None
+    if state is None:
+        return _unopened(episode)
     for calls in range(1, max_steps + 1):
         step = client.step(env_id, state, "1")
         if step.status != "ok":
@@ -173,7 +179,8 @@ def mcts(
 ) -> SearchResult:
     """Search for a proof of the episode's lemma within ``config.budget`` expansions."""
     config = config or MCTSConfig()
-    assert episode.state is not None
+    if episode.state is None:
+        return _unopened(episode)
     search = _Search(client, env_id, config)
     root = Goal(episode.state, (), episode.info)
     while search.calls < config.budget and search.trace is None:

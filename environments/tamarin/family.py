@@ -23,7 +23,6 @@ from environments.tamarin.backend import ProofBackend, Quantifier
 from environments.tamarin.model import (
     MethodNotApplicable,
     NodeView,
-    PathError,
     ProverCrashed,
     ProverTimeout,
     ProverUnavailable,
@@ -279,9 +278,9 @@ class TamarinProofEnv:
                 focus = [*current["focus"], position]
                 child = {**current, "proof": proof, "focus": focus}
                 branches.append(self._branch(opened, child, name))
-        except (MethodNotApplicable, PathError) as exc:
-            return Expansion(method, Score.invalid(str(exc)), ())
-        except TamarinError as exc:
+        except MethodNotApplicable as exc:
+            return Expansion(method, Score.invalid(f"Tamarin refused the method: {exc}"), ())
+        except TamarinError as exc:  # as in step: a timeout, off the recording, a crashed prover
             return Expansion(method, _no_verdict(exc), ())
         return Expansion(method, Score.ok(0.0), tuple(branches))
 

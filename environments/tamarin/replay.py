@@ -69,7 +69,7 @@ class ReplayBackend:
                 f"no recording of lemma {lemma!r} of {theory.name}; recorded: "
                 + ", ".join(recorded.roots)
             )
-        node = recorded.nodes[recorded.roots[lemma]]
+        node = self._recorded_node(recorded, recorded.roots[lemma])
         for depth, (method, case) in enumerate(path):
             rank = _rank_of(node, method)
             if rank is None:
@@ -85,8 +85,17 @@ class ReplayBackend:
                     f"step {depth + 1}: method {method!r} has no case {case!r}; its cases: "
                     + (", ".join(repr(c) for c in children) or "none (it closes the branch)")
                 )
-            node = recorded.nodes[children[case]]
+            node = self._recorded_node(recorded, children[case])
         return node
+
+    @staticmethod
+    def _recorded_node(recorded: RecordedTheory, node_id: str) -> RecordedNode:
+        try:
+            return recorded.nodes[node_id]
+        except KeyError:  # a truncated or hand-edited recording: no node, never a crash
+            raise NotRecorded(
+                f"the recording of {recorded.name} names node {node_id} but does not hold it"
+            ) from None
 
     def observe(self, theory: Theory, lemma: str, path: ProofPath) -> NodeView:
         """The recorded node at ``path``."""

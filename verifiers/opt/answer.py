@@ -1,26 +1,39 @@
-"""Reading the final answer: lenient about formatting, never about meaning.
+r"""Reading the final answer: lenient about decoration, exact about the value.
 
 Only the text after the last ``Answer:`` counts (the original's convention). Markdown emphasis,
-code ticks, LaTeX dollars and a trailing full stop are ignored; lists may be written ``[0, 1]``,
-``(0, 1)``, ``0, 1`` or ``0 -> 1``. Values are read with ``ast.literal_eval`` on a bounded text,
-never ``eval``.
+code ticks, LaTeX dollars, ``\boxed{}``/``\text{}`` wrappers, surrounding white space and one
+trailing full stop are dropped; what is left must be exactly one value of the answer grammar,
+with nothing before or after it:
+
+    value   := integer | "[" items "]" | "(" items ")"
+    items   := empty | value ("," value)* [","]
+    integer := "0" | [1-9][0-9]*        (no sign, no digit separators, at most 18 digits)
+
+White space may surround any token. ``[...]`` reads as a list and ``(...)`` as a tuple. A flat
+list of integers may also be written without brackets (``0, 1``) or as a path ``0 -> 1 -> 2``
+(optionally inside one pair of brackets); the schedule and bisection tasks accept their tuples or
+lists without the outer brackets. Anything else (``1_2``, ``-0``, ``[0]*50``, ``<[0, 1]>``,
+prose around the value) is ``invalid``.
 """
 
 from __future__ import annotations
 
-import ast
 import re
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from verifiers.opt.base import Infeasible, InvalidAnswer
 
 MAX_ANSWER_CHARS = 20_000
+MAX_DIGITS = 18  # larger than any id, colour, time or size; int() of huge text is slow
+MAX_DEPTH = 3  # the deepest answer, a schedule, is a list of tuples
 _ANSWER = re.compile(r"answer\s*:", re.IGNORECASE)
 _DECORATION = re.compile(r"[*`$]")
 _WRAPPER = re.compile(r"\\(?:boxed|text)\{")
-_OPENERS = {"[": "]", "(": ")", "{": "}"}
+_CLOSERS = {"[": "]", "(": ")"}
+_DIGITS = frozenset("0123456789")
+_SPACE = frozenset(" \t\r\n")
+_INTEGER = re.compile(r"0|[1-9][0-9]*")
 
 
 def final_answer(response: str) -> str:
@@ -32,7 +45,8 @@ def final_answer(response: str) -> str:
     text = response[matches[-1].end() :].strip()
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(f"the answer is longer than {MAX_ANSWER_CHARS} characters")
-    text = _unwrap(_DECORATION.sub("", text)).strip().rstrip(".").strip()
+    text = _unwrap(_DECORATION.sub("", text)).strip()
+    text = text.removesuffix(".").strip()
     if not text:
         raise InvalidAnswer("the answer after 'Answer:' is empty")
     return text
@@ -50,52 +64,86 @@ def _unwrap(text: str) -> str:
     return text
 
 
-def first_group(text: str) -> str | None:
-    """The first balanced ``[...]``, ``(...)`` or ``{...}`` group in ``text``, or None."""
-    start = next((i for i, char in enumerate(text) if char in _OPENERS), None)
-    if start is None:
-        return None
-    stack: list[str] = []
-    for index in range(start, len(text)):
-        char = text[index]
-        if char in _OPENERS:
-            stack.append(_OPENERS[char])
-        elif char in ")]}":
-            if not stack or stack.pop() != char:
-                return None
-            if not stack:
-                return text[start : index + 1]
-    return None
+def integer(text: str) -> int:
+    """One integer of the grammar (white space around it allowed); ``InvalidAnswer`` else."""
+    token = text.strip(" \t\r\n")
+    if not _INTEGER.fullmatch(token) or len(token) > MAX_DIGITS:
+        raise InvalidAnswer(f"cannot read {token[:30]!r} as a non-negative integer in digits")
+    return int(token)
+
+
+class _Reader:
+    """A recursive-descent reader of one value of the grammar (see the module docstring)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def fail(self, what: str) -> InvalidAnswer:
+        near = self.text[self.pos : self.pos + 20]
+        return InvalidAnswer(f"cannot read the answer: {what} at {near!r}" if near else what)
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in _SPACE:
+            self.pos += 1
+
+    def value(self, depth: int) -> Any:
+        self.skip()
+        if self.pos >= len(self.text):
+            raise self.fail("the answer ends where a value was expected")
+        char = self.text[self.pos]
+        if char in _DIGITS:
+            start = self.pos
+            while self.pos < len(self.text) and self.text[self.pos] in _DIGITS:
+                self.pos += 1
+            return integer(self.text[start : self.pos])
+        if char not in _CLOSERS:
+            raise self.fail("expected a non-negative integer, '[' or '('")
+        if depth >= MAX_DEPTH:
+            raise self.fail(f"brackets nested deeper than {MAX_DEPTH}")
+        closer = _CLOSERS[char]
+        self.pos += 1
+        items: list[Any] = []
+        while True:
+            self.skip()
+            if self.text[self.pos : self.pos + 1] == closer:
+                self.pos += 1
+                return items if closer == "]" else tuple(items)
+            items.append(self.value(depth + 1))
+            self.skip()
+            if self.text[self.pos : self.pos + 1] == ",":
+                self.pos += 1
+            elif self.text[self.pos : self.pos + 1] != closer:
+                raise self.fail(f"expected ',' or {closer!r}")
 
 
 def literal(text: str) -> Any:
-    """The Python literal in the first bracketed group (or the whole text); ``InvalidAnswer``
-    when it is not one."""
-    group = first_group(text) or text
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", SyntaxWarning)  # junk like "1a" would log a warning
-            return ast.literal_eval(group)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        raise InvalidAnswer(f"cannot read {group[:60]!r} as a list") from None
+    """The one value of the answer grammar that is the whole of ``text``: an integer, a list
+    (``[...]``) or a tuple (``(...)``); ``InvalidAnswer`` for anything else, text before or
+    after the value included."""
+    reader = _Reader(text)
+    value = reader.value(0)
+    reader.skip()
+    if reader.pos != len(text):
+        raise reader.fail("unexpected text after the answer")
+    return value
 
 
 def _integer(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidAnswer(f"{value!r} is not an integer")
+    if not isinstance(value, int):
+        raise InvalidAnswer(f"{str(value)[:60]} is not an integer")
     return value
 
 
 def int_list(text: str) -> list[int]:
-    """A flat list of integers: ``[0, 2, 3]``, ``(0, 2, 3)``, ``0, 2, 3`` or ``0 -> 2 -> 3``."""
+    """A flat list of integers: ``[0, 2, 3]``, ``(0, 2, 3)``, ``0, 2, 3`` or ``0 -> 2 -> 3``
+    (also ``[0 -> 2 -> 3]``)."""
     if "->" in text:
-        parts = [part.strip().strip("[]() ") for part in text.split("->")]
-        if not all(re.fullmatch(r"-?\d+", part) for part in parts):
-            raise InvalidAnswer("a path written with '->' must list integers only")
-        return [int(part) for part in parts]
-    value = literal(text if first_group(text) else f"[{text}]")
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = [value]
+        body = text.strip()
+        if body[:1] in _CLOSERS and body[-1:] == _CLOSERS[body[0]]:
+            body = body[1:-1]
+        return [integer(part) for part in body.split("->")]
+    value = literal(text if text.lstrip()[:1] in _CLOSERS else f"[{text}]")
     if not isinstance(value, (list, tuple)):
         raise InvalidAnswer("expected a list of integers")
     return [_integer(item) for item in value]

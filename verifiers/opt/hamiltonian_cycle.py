@@ -39,7 +39,9 @@ def evaluate(instance: dict[str, Any], answer: str) -> float:
     # Every node once; only the closing repeat of the start is allowed.
     check_distinct(path[:-1], "node")
     for here, there in pairwise(path):
-        if there not in neighbours(instance, here):
+        # An undirected edge is listed at both ends; a caller's instance may list it at one
+        # only, and a step needs the edge as both ends see it.
+        if there not in neighbours(instance, here) or here not in neighbours(instance, there):
             raise Infeasible(f"nodes {here} and {there} are not adjacent")
     return float(len(path))
 

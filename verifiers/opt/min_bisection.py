@@ -26,8 +26,8 @@ def _node_list(value: Any, what: str) -> list[int]:
 
 def parts(answer: str) -> tuple[list[int], list[int]]:
     """The two parts of ``[[0, 1], [2, 3]]`` (also ``([0, 1], [2, 3])`` or ``[0, 1], [2, 3]``)."""
-    bare = _BARE_LISTS.match(answer)
-    value = literal(f"[{bare.group()}]" if bare else answer)
+    bare = _BARE_LISTS.fullmatch(answer)
+    value = literal(f"[{answer}]" if bare else answer)
     if not isinstance(value, (list, tuple)) or len(value) != 2:
         raise InvalidAnswer("expected exactly two lists of node ids, like [[0, 1], [2, 3]]")
     return _node_list(value[0], "the first part"), _node_list(value[1], "the second part")

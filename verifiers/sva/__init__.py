@@ -77,9 +77,10 @@ class SvaOptions(BaseModel):
     )
     ignore_disable_iff: bool = Field(
         True,
-        description="Compare the properties without their 'disable iff' even when the "
-        "conditions differ, as FVEval strips the text before its PEC; false: such pairs are "
-        "invalid (unsupported).",
+        description="Compare the properties without their 'disable iff' (on both sides, "
+        "whatever the conditions), as FVEval strips the text before its PEC; false: honour "
+        "each side's condition as IEEE 1800 does (an attempt during which it holds neither "
+        "fails nor counts), which changes verdicts when the reset can stay asserted.",
     )
     vcd: bool = Field(False, description="Also return each counterexample as a VCD text.")
 
@@ -161,9 +162,8 @@ _parse_reference = lru_cache(maxsize=1024)(_parse)
 
 @lru_cache(maxsize=1024)
 def _reference_guards(
-    reference: Assertion, unmarked_strong: bool, timeout_s: float
+    reference: Assertion, options: CheckOptions
 ) -> tuple[bool | None, bool | None]:
-    options = CheckOptions(unmarked_strong=unmarked_strong, timeout_s=timeout_s)
     tautology = is_tautology(reference, options)
     vacuous = True if tautology else is_vacuous(reference, options)
     return tautology, vacuous
@@ -214,12 +214,12 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
         result = check_equivalence(candidate, ref, check)
     except SvaError as exc:
         # Raised for pairs the checker cannot compare (an unsupported construct, different
-        # disable-iff conditions): the candidate cannot be judged, so it earns nothing.
+        # clocks): the candidate cannot be judged, so it earns nothing.
         return Score.invalid(f"{exc.kind}: {_short(exc.message)}", {"syntax": 1.0})
     if result.verdict == "unknown":
         return Score.timeout(f"the equivalence check ran out of time ({options.timeout_s} s)")
 
-    ref_tautology, ref_vacuous = _reference_guards(ref, options.unmarked_strong, options.timeout_s)
+    ref_tautology, ref_vacuous = _reference_guards(ref, check)
     components = {
         "syntax": 1.0,
         "equivalent": float(result.verdict == "equivalent"),

@@ -38,13 +38,15 @@ class CheckOptions:
     ``unmarked_strong``: read a sequence used as a property without ``strong``/``weak`` as strong
     (FVEval/JasperGold's reading, the default) or weak (IEEE 1800). ``timeout_s``: hard limit
     of one check; past it the verdict is ``unknown``. ``ignore_disable_iff``: drop ``disable
-    iff`` on both sides even when the conditions differ (FVEval strips the text before its PEC);
-    by default different conditions are reported as unsupported.
+    iff`` from both sides (the default, as FVEval strips the text before its PEC: the
+    properties are compared as if no attempt were ever disabled); false: honour each side's
+    condition as IEEE 1800 does, where an attempt during which it holds neither fails nor
+    counts.
     """
 
     unmarked_strong: bool = True
     timeout_s: float = 5.0
-    ignore_disable_iff: bool = False
+    ignore_disable_iff: bool = True
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,7 @@ def check_equivalence(
 ) -> CheckResult:
     """Compare ``G a`` with ``G b`` over free signals on lasso-shaped traces.
 
-    Raises SvaError when the pair cannot be compared (different clocks, or different ``disable
-    iff`` conditions unless ``options.ignore_disable_iff``)."""
+    Raises SvaError when the pair cannot be compared (different clocks)."""
     from .check import check_pair
 
     return check_pair(a, b, options or CheckOptions())

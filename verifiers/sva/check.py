@@ -48,21 +48,16 @@ def _sizes(irs: list[ir.AssertionIR]) -> tuple[int, int, int, bool]:
     return k, window, depth, want > K_MAX
 
 
-def _prepare(
+def _disables(
     a: ir.AssertionIR, b: ir.AssertionIR | None, options: CheckOptions
-) -> tuple[ir.Prop, ir.Prop | None]:
-    if b is None:
-        if a.disable is not None and not options.ignore_disable_iff:
-            # Alone, a disable condition is a free signal that may hold forever: the property
-            # is then trivially satisfied only if the condition is forced, which it is not.
-            pass
-        return a.prop, None
-    if a.clock != b.clock and "default" not in (a.clock, b.clock):
+) -> tuple[ir.Expr | None, ir.Expr | None]:
+    """The ``disable iff`` conditions to honour: none when they are ignored (FVEval strips
+    them before its PEC), else each side's own (IEEE 1800)."""
+    if b is not None and a.clock != b.clock and "default" not in (a.clock, b.clock):
         raise SvaError("unsupported", f"different clocks: {a.clock} vs {b.clock}")
-    if a.disable != b.disable and not options.ignore_disable_iff:
-        raise SvaError("unsupported", "the two assertions have different disable iff conditions")
-    # Same condition on both sides: drop it (as FVEval's text stripping does).
-    return a.prop, b.prop
+    if options.ignore_disable_iff:
+        return None, None
+    return a.disable, None if b is None else b.disable
 
 
 def _widths(asserts: list[object]) -> dict[str, int]:
@@ -165,12 +160,11 @@ def _check_pair(
 ) -> CheckResult:
     start = time.monotonic()
     deadline = start + options.timeout_s
-    pa, pb = _prepare(a, b, options)
-    assert pb is not None
+    da, db = _disables(a, b, options)
     try:
         enc = _encode([a, b], widths, options, deadline)
-        fa = enc.props.assertion(pa)
-        fb = enc.props.assertion(pb)
+        fa = enc.props.assertion(a.prop, da)
+        fb = enc.props.assertion(b.prop, db)
     except Timeout:
         return CheckResult("unknown", (), time.monotonic() - start, "time limit (encoding)")
     except RecursionError:
@@ -222,7 +216,7 @@ def tautology(a: object, options: CheckOptions) -> bool | None:
     """``G a`` holds on every lasso (None: time limit)."""
     try:
         enc, air, deadline = _single(a, options)
-        fa = enc.props.assertion(air.prop)
+        fa = enc.props.assertion(air.prop, _disables(air, None, options)[0])
     except (Timeout, RecursionError):
         return None
     s = _solver(enc, deadline)
@@ -270,7 +264,7 @@ def holds_on(a: object, cex: Counterexample, options: CheckOptions | None = None
         enc = _Encoding(
             lasso, PropEncoder(lasso, ExprEncoder(lasso), window, options.unmarked_strong), False
         )
-    fa: BoolLike = enc.props.assertion(air.prop)
+    fa: BoolLike = enc.props.assertion(air.prop, _disables(air, None, options)[0])
     s = _solver(enc, deadline)
     lasso = enc.lasso
     s.add(lasso.loop == cex.loop_start)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from . import ir
 from .expressions import ExprEncoder
+from .horizon import Measure, prop_measure
 from .lasso import BoolLike, Lasso, mk_and, mk_not, mk_or
 from .sequences import SeqEncoder
 
@@ -30,16 +31,34 @@ def unbounded_seq(s: ir.Seq) -> bool:
 
 
 class PropEncoder:
-    """Encodes the properties of one assertion over a shared lasso."""
+    """Encodes the properties of one assertion over a shared lasso.
+
+    For ``disable iff`` (IEEE mode) an attempt is also evaluated on *truncated* words (Annex F:
+    the trace up to cycle i - 1, then the letter "top" forever): an encoder with ``cut`` = i
+    reads every Boolean at a cycle >= i as ``top`` (the letter top satisfies every Boolean, its
+    complement "bottom" none). Negation complements the word, swapping top and bottom, and so
+    does an implication's antecedent, so each truncated encoder has a ``dual`` of the other
+    polarity; the plain encoder is its own dual.
+    """
 
     def __init__(
-        self, lasso: Lasso, exprs: ExprEncoder, window: int, unmarked_strong: bool
+        self,
+        lasso: Lasso,
+        exprs: ExprEncoder,
+        window: int,
+        unmarked_strong: bool,
+        *,
+        cut: int | None = None,
+        top: bool = True,
+        dual: PropEncoder | None = None,
     ) -> None:
         self.lasso = lasso
         self.exprs = exprs
         self.k = lasso.k
         self.window = window
         self.unmarked_strong = unmarked_strong
+        self.cut = cut
+        self.top = top
         self.seqs = SeqEncoder(self._leaf, window, lasso.tick)
         # Weak unbounded sequences: "no finite prefix refutes", read as "some match exists when
         # every cycle past the window is taken to satisfy every Boolean" (bounded).
@@ -47,9 +66,20 @@ class PropEncoder:
         self._memo: dict[tuple[int, int], BoolLike] = {}
         self._leaves: dict[tuple[int, int], BoolLike] = {}
         self._keep: list[object] = []
+        self._truncated: dict[int, PropEncoder] = {}
+        if cut is None:
+            self.dual = self
+        elif dual is not None:
+            self.dual = dual
+        else:
+            self.dual = PropEncoder(
+                lasso, exprs, window, unmarked_strong, cut=cut, top=not top, dual=self
+            )
 
     # -- Booleans of the trace ----------------------------------------------------------------
     def _leaf(self, e: ir.Expr, j: int) -> BoolLike:
+        if self.cut is not None and j >= self.cut:
+            return self.top
         key = (id(e), j)
         got = self._leaves.get(key)
         if got is None:
@@ -65,17 +95,44 @@ class PropEncoder:
         return True if j >= self.window else self._leaf(e, j)
 
     # -- Properties ---------------------------------------------------------------------------
-    def assertion(self, p: ir.Prop) -> BoolLike:
-        """``assert property (p)``: every attempt, started at every cycle, succeeds."""
+    def assertion(self, p: ir.Prop, disable: ir.Expr | None = None) -> BoolLike:
+        """``assert property (p)``: every attempt, started at every cycle, succeeds; with
+        ``disable`` (``disable iff``, IEEE 1800 16.12.14 and Annex F) an attempt also passes
+        when the condition holds at some cycle i from its start and the attempt has not
+        failed by then: p holds on the trace cut at i and followed by top letters."""
+        if disable is not None:
+            m = Measure()
+            span = prop_measure(p, m)
+            reach = self.k if m.unbounded else span + 1
+            return mk_and([self._disabled(p, disable, t, reach) for t in range(self.k)])
         if isinstance(p, ir.PBin) and p.op == "and":
             return mk_and([self.assertion(p.left), self.assertion(p.right)])
         if isinstance(p, ir.PImpl) and not p.follows:
             # G(s |-> q) = every match of s from any start is followed by q: one forward pass
             # over the union of all starts instead of one pass per start.
-            ne, _ = self.seqs.ends(p.seq, dict.fromkeys(range(self.k), True))
-            d = 0 if p.overlapped else 1
-            return mk_and([mk_or([mk_not(c), self.at(p.prop, e + d)]) for e, c in ne.items()])
+            fire = self._consequent_starts(p, dict.fromkeys(range(self.k), True))
+            return mk_and([mk_or([mk_not(c), self.at(p.prop, e)]) for e, c in fire.items()])
         return mk_and([self.at(p, t) for t in range(self.k)])
+
+    def _disabled(self, p: ir.Prop, disable: ir.Expr, t: int, reach: int) -> BoolLike:
+        """The attempt of ``p`` from t passes or is disabled. Only cycles up to ``reach``
+        after t can matter: past the span of a bounded p the cut changes nothing, and an
+        unbounded p sees the disable condition within one lap if it ever holds."""
+        options = [self.at(p, t)]
+        for i in range(t, t + reach):
+            hit = self._leaf(disable, i)
+            if hit is not False:
+                options.append(mk_and([hit, self.truncated(i).at(p, t)]))
+        return mk_or(options)
+
+    def truncated(self, cut: int) -> PropEncoder:
+        """The top-polarity encoder of the trace cut at ``cut`` (built once per cut)."""
+        got = self._truncated.get(cut)
+        if got is None:
+            window = cut + self.window - self.k
+            got = PropEncoder(self.lasso, self.exprs, window, self.unmarked_strong, cut=cut)
+            self._truncated[cut] = got
+        return got
 
     def antecedent_matches(self, p: ir.Prop) -> list[BoolLike]:
         """For each implication in ``p``: "its antecedent matches from some cycle"."""
@@ -86,8 +143,8 @@ class PropEncoder:
     def _antecedents(self, p: ir.Prop, out: list[BoolLike]) -> None:
         if isinstance(p, ir.PImpl):
             if not p.follows:
-                ne, _ = self.seqs.ends(p.seq, dict.fromkeys(range(self.k), True))
-                out.append(mk_or(list(ne.values())))
+                fire = self._consequent_starts(p, dict.fromkeys(range(self.k), True))
+                out.append(mk_or(list(fire.values())))
             self._antecedents(p.prop, out)
         elif isinstance(p, ir.PBin | ir.PUntil):
             self._antecedents(p.left, out)
@@ -99,13 +156,34 @@ class PropEncoder:
             if p.other is not None:
                 self._antecedents(p.other, out)
 
+    def _consequent_starts(self, p: ir.PImpl, starts: dict[int, BoolLike]) -> dict[int, BoolLike]:
+        """cycle -> "an antecedent match from ``starts`` starts the consequent here".
+
+        ``|->``/``#-#``: at the end of each non-empty match (an empty match never triggers an
+        overlapped consequent, IEEE 1800 16.12.7). ``|=>``/``#=#`` are ``s ##1 1'b1 |-> p`` /
+        ``#-#``: one cycle after each end, and an empty match (recorded at j - 1) triggers the
+        consequent at its own start j, as ``empty ##1 1'b1`` matches there."""
+        # |-> and |=> read their antecedent on the complemented word (Annex F); #-# and #=#
+        # are not (s |-> not p), so theirs is read on the word itself.
+        seqs = self.seqs if p.follows else self.dual.seqs
+        ne, em = seqs.ends(p.seq, starts)
+        if p.overlapped:
+            return ne
+        ends: dict[int, list[BoolLike]] = {}
+        for vec in (ne, em):
+            for e, c in vec.items():
+                ends.setdefault(e + 1, []).append(c)
+        return {e: mk_or(cs) for e, cs in ends.items()}
+
     def at(self, p: ir.Prop, t: int) -> BoolLike:
         """The attempt of ``p`` started at cycle t succeeds."""
+        if self.cut is not None and t > self.cut:
+            t = self.cut  # the word is constant from the cut on, and so is every property
         key = (id(p), t)
         got = self._memo.get(key)
         if got is None:
             self._keep.append(p)
-            if t >= self.k:
+            if t >= self.k and self.cut is None:
                 got = self.lasso.fold(("prop", id(p)), t, lambda i: self.at(p, i))
             else:
                 self.lasso.tick()
@@ -114,7 +192,12 @@ class PropEncoder:
         return got
 
     def _lap(self, t: int, lo: int, hi: int | None) -> range:
-        return range(t + lo, t + hi + 1) if hi is not None else range(t + lo, t + lo + self.k)
+        if hi is not None:
+            return range(t + lo, t + hi + 1)
+        if self.cut is not None:
+            # Up to the cut, past which every cycle reads the same.
+            return range(t + lo, max(t + lo, self.cut) + 1)
+        return range(t + lo, t + lo + self.k)
 
     def _at(self, p: ir.Prop, t: int) -> BoolLike:
         if isinstance(p, ir.PConst):
@@ -128,27 +211,30 @@ class PropEncoder:
                 ne, _ = self.seqs.ends(p.seq, {t: True})
             return mk_or(list(ne.values()))
         if isinstance(p, ir.PNot):
-            return mk_not(self.at(p.prop, t))
+            return mk_not(self.dual.at(p.prop, t))
         if isinstance(p, ir.PBin):
             a, b = self.at(p.left, t), self.at(p.right, t)
             if p.op == "and":
                 return mk_and([a, b])
             if p.op == "or":
                 return mk_or([a, b])
+            # implies = (not a) or b; iff = (a implies b) and (b implies a) (16.12.8)
+            not_a, not_b = mk_not(self.dual.at(p.left, t)), mk_not(self.dual.at(p.right, t))
             if p.op == "implies":
-                return mk_or([mk_not(a), b])
-            return mk_or([mk_and([a, b]), mk_and([mk_not(a), mk_not(b)])])
+                return mk_or([not_a, b])
+            return mk_and([mk_or([not_a, b]), mk_or([not_b, a])])
         if isinstance(p, ir.PImpl):
-            ne, _ = self.seqs.ends(p.seq, {t: True})
-            d = 0 if p.overlapped else 1
+            fire = self._consequent_starts(p, {t: True})
             if p.follows:
-                return mk_or([mk_and([c, self.at(p.prop, e + d)]) for e, c in ne.items()])
-            return mk_and([mk_or([mk_not(c), self.at(p.prop, e + d)]) for e, c in ne.items()])
+                return mk_or([mk_and([c, self.at(p.prop, e)]) for e, c in fire.items()])
+            return mk_and([mk_or([mk_not(c), self.at(p.prop, e)]) for e, c in fire.items()])
         if isinstance(p, ir.PIf):
-            c = self.exprs.truth(p.cond, t)
+            # (b |-> then) and (!b |-> other) (16.12.10): the conditions are antecedents.
+            c = self.dual._leaf(p.cond, t)
+            not_c = mk_not(c) if self.dual.cut is None or t < self.dual.cut else self.dual.top
             then = self.at(p.then, t)
             other = True if p.other is None else self.at(p.other, t)
-            return mk_or([mk_and([c, then]), mk_and([mk_not(c), other])])
+            return mk_and([mk_or([mk_not(c), then]), mk_or([mk_not(not_c), other])])
         if isinstance(p, ir.PNext):
             return self.at(p.prop, t + p.n)
         if isinstance(p, ir.PAlways):
@@ -156,8 +242,9 @@ class PropEncoder:
         if isinstance(p, ir.PEventually):
             return mk_or([self.at(p.prop, i) for i in self._lap(t, p.lo, p.hi)])
         if isinstance(p, ir.PUntil):
-            # First-occurrence form over one lap: if q ever holds from t, it holds in the lap.
-            span = range(t, t + self.k)
+            # First-occurrence form over one lap: if q ever holds from t, it holds in the lap
+            # (truncated: up to the cut, where the rest of the word is one repeated letter).
+            span = range(t, t + self.k) if self.cut is None else range(t, max(t, self.cut) + 1)
             holds_before: list[BoolLike] = []
             options: list[BoolLike] = []
             for i in span:

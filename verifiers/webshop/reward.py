@@ -11,6 +11,7 @@ attribute; matching is not one-to-one. See the family README for the full list.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -47,26 +48,63 @@ class MalformedPurchase(ValueError):
     """The product, goal or options lack a field the reward needs or have the wrong type."""
 
 
+# thefuzz 0.19's "ascii dammit" table: it deletes U+0080-U+00FF only (accented Latin-1 letters,
+# the no-break space, the degree sign); every other non-ASCII character stays, and the word test
+# below keeps it (letters, digits) or turns it into a space (curly quotes, dashes, primes).
+_LATIN1_HIGH = dict.fromkeys(range(0x80, 0x100))
+
+
 def full_process(value: object) -> str:
-    """thefuzz 0.19's default preprocessing: ``str()`` of a non-string, non-ASCII characters
-    dropped (``force_ascii``), non-alphanumerics to spaces, lower-cased, stripped."""
+    """thefuzz 0.19's default preprocessing (``full_process(force_ascii=True)``): ``str()`` of a
+    non-string, U+0080-U+00FF deleted, each other non-word character (Unicode ``\\W``) to a
+    space, lower-cased, stripped: ``women\\u2019s`` becomes ``women s`` (a curly apostrophe is
+    outside Latin-1) and ``a\\u00e7a\\u00ed`` becomes ``aa``."""
     text = value if isinstance(value, str) else str(value)
-    text = text.encode("ascii", "ignore").decode("ascii")
-    return _NON_WORD.sub(" ", text).lower().strip()
+    return _NON_WORD.sub(" ", text.translate(_LATIN1_HIGH)).lower().strip()
+
+
+def _ratio(a: str, b: str) -> int:
+    """thefuzz 0.19's ``ratio``: 100 for equal strings, 0 when one is empty, else difflib's
+    ``SequenceMatcher`` ratio in percent, rounded (WebShop's requirements install thefuzz without
+    python-Levenshtein, so thefuzz falls back to difflib: so does this, autojunk included)."""
+    if a == b:
+        return 100
+    if not a or not b:
+        return 0
+    return round(100 * difflib.SequenceMatcher(None, a, b).ratio())
+
+
+def _token_set_pairs(a: object, b: object) -> list[tuple[str, str]]:
+    """The three string pairs thefuzz 0.19's ``token_set_ratio`` compares: the sorted common
+    tokens against each side's common-then-own tokens, and those two against each other (none
+    for None or an empty side, which score 0)."""
+    if a is None or b is None:
+        return []
+    left, right = full_process(a), full_process(b)
+    if not left or not right:
+        return []
+    tokens_a, tokens_b = set(left.split()), set(right.split())
+    common = " ".join(sorted(tokens_a & tokens_b))
+    with_a = f"{common} {' '.join(sorted(tokens_a - tokens_b))}".strip()
+    with_b = f"{common} {' '.join(sorted(tokens_b - tokens_a))}".strip()
+    return [(common, with_a), (common, with_b), (with_a, with_b)]
 
 
 def token_set_ratio(a: object, b: object) -> int:
-    """thefuzz's ``token_set_ratio`` as an integer (it rounds before the ``> 85`` test), with
-    rapidfuzz's Levenshtein ratio doing the work; an empty side scores 0."""
-    left, right = full_process(a), full_process(b)
-    if not left or not right:
-        return 0
-    return round(fuzz.token_set_ratio(left, right, processor=None))
+    """thefuzz 0.19's ``token_set_ratio``: the best of its three ratios, an integer (rounded
+    before the ``> 85`` test); 0 for None or an empty side."""
+    return max((_ratio(x, y) for x, y in _token_set_pairs(a, b)), default=0)
 
 
 def fuzzy_match(a: object, b: object) -> bool:
     """Whether two strings match as the original decides: integer score above 85."""
-    return token_set_ratio(a, b) > FUZZY_THRESHOLD
+    pairs = _token_set_pairs(a, b)
+    # difflib's matching blocks form a common subsequence, so its ratio never exceeds the
+    # LCS (Indel) ratio rapidfuzz computes in a microsecond: when that bound is not above the
+    # threshold, neither is the original's score, and difflib (~40x slower) is skipped.
+    if round(max((fuzz.ratio(x, y) for x, y in pairs), default=0)) <= FUZZY_THRESHOLD:
+        return False
+    return max(_ratio(x, y) for x, y in pairs) > FUZZY_THRESHOLD
 
 
 def normalize_color(value: GoalOption) -> GoalOption:
