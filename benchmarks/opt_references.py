@@ -1,8 +1,8 @@
 """Wall time to prove the optima of the 1,000-instance OPT-BENCH set on 2 cores.
 
-Runs ``envserver opt references build``'s build into a temporary file and compares it with the committed
-cache: the build is reproducible, so they must be identical. Target (issue 4): every reference
-proven optimal.
+Runs the build of ``envserver opt references build`` into a temporary file and compares it
+with the committed cache: the build is reproducible, so they must be identical. Target
+(issue 4): every reference proven optimal.
 
     .venv/bin/python -m benchmarks.opt_references [--workers 2]
 """
