@@ -19,9 +19,12 @@ $(STAMP): pyproject.toml
 	@ldconfig -p | grep -q libseccomp.so.2 || { apt-get update -qq && apt-get install -y -qq libseccomp2; }
 	@# The WebShop store's browser test drives Debian's chromium through its chromedriver.
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
+	@# ALFWorld's engine (the alfworld extra) builds Fast Downward and Jericho from source.
+	@command -v g++ >/dev/null && command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq g++ cmake make; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[all,dev,train]'
+	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pip install -q -e '.[all,dev,train]'
 	@touch $@
 
 # Tools the tests use beyond Python (the README examples are run with curl).

@@ -69,6 +69,7 @@ def test_check_env_passes_without_warnings(base_url: str) -> None:
         ("envserver/NL2SVA-Human-v0", {}),
         ("envserver/NL2SVA-Machine-v0", {}),
         ("envserver/SVAGenerated-v0", {"level": "hard"}),
+        ("envserver/ALFWorld-v0", {"difficulty": "easy"}),
     ],
 )
 def test_check_env_passes_for_every_family(
