@@ -86,8 +86,13 @@ def test_regeneration_is_byte_identical_in_another_process() -> None:
 
 
 def test_names_follow_the_demangler() -> None:
-    raw = ["Cabinet|+00.68|+00.50|-02.20", "Cabinet|-01.18|+00.50|-02.20",
-           "Sink|-01.90|+00.97|-01.50|SinkBasin", "loc|0|-5|2|30", "Apple|-00.47|+01.15|+00.48"]  # fmt: skip
+    raw = [
+        "Cabinet|+00.68|+00.50|-02.20",
+        "Cabinet|-01.18|+00.50|-02.20",
+        "Sink|-01.90|+00.97|-01.50|SinkBasin",
+        "loc|0|-5|2|30",
+        "Apple|-00.47|+01.15|+00.48",
+    ]
     ids = [pddl_id(r) for r in raw]
     assert ids[0] == "cabinet_bar__plus_00_dot_68_bar__plus_00_dot_50_bar__minus_02_dot_20"
     names = demangle([*ids, "agent1"])
@@ -129,7 +134,9 @@ def test_export_writes_the_released_layout_and_the_loader_finds_it(
         path = write(game, tmp_path)
         document = json.loads(path.read_text())
         assert document == game_file(game)
-        assert set(document) == {"pddl_domain", "grammar", "pddl_problem", "solvable", "walkthrough"}
+        assert set(document) == {
+            "pddl_domain", "grammar", "pddl_problem", "solvable", "walkthrough"
+        }  # fmt: skip
         assert json.loads((path.parent / "traj_data.json").read_text()) == traj_data(game)
     # What ALFWorld's collector skips: movable/sliced paths, unsolvable or missing games.
     skipped = tmp_path / "json_2.1.1" / "valid_seen"

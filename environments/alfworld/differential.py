@@ -2,9 +2,11 @@
 
 For each generated game, several command sequences run on both engines: the expert's plan, a
 seeded random walk over the admissible commands, a walk mixed with invalid and misspelt
-commands (wrong case, extra spaces, unknown objects, empty), and a long walk that runs into the
-50-step limit. After every step the observation, the admissible commands, the score, ``won``
-and ``done`` must be equal, byte for byte. Any difference is a bug in the native engine.
+commands (wrong case, extra spaces, unknown objects, empty), moves between receptacles that
+share a location (where ``look`` lists objects "next to it"), and a long walk that runs into
+the 50-step limit without winning. After every step the observation, the admissible
+commands, the score, ``won`` and ``done`` must be equal, byte for byte. Any difference is a
+bug in the native engine.
 
 Needs the ``alfworld`` extra. ``tests/test_alfworld_differential.py`` runs a bounded sample;
 the benchmark-sized run is
@@ -24,11 +26,11 @@ from dataclasses import dataclass, field
 
 from environments.alfworld.engine import GrammarVersion, Run, World, commands, intro, step, won
 from environments.alfworld.export import as_version, game_file
-from environments.alfworld.generator import MAX_STEPS, SPLITS, Game, generate
+from environments.alfworld.generator import MAX_STEPS, SPLITS, Game, Split, generate
 from environments.alfworld.scenes import SIZES, Difficulty
 from environments.alfworld.tables import TASK_TYPES, TaskType
 
-SEQUENCES = ("expert", "walk", "noisy", "limit")
+SEQUENCES = ("expert", "walk", "noisy", "shared", "limit")
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,34 @@ class NativePlayer:
         return self.frame(outcome.feedback)
 
 
+def _shared_location(game: Game) -> list[str] | None:
+    """Move an object between two receptacles that share a location, look and take it back:
+    the moves that leave ``not_inreceptacle`` facts next to the object's location (the
+    "Next to it, you see" of ``look``). None when the game has no such pair."""
+    world, run = game.world, game.run
+    for receptacles in world.at_location.values():
+        for first in receptacles:
+            for o, inside in enumerate(run.inside):
+                if inside != first or not world.has("pickupable", o):
+                    continue
+                for second in (r for r in receptacles if r != first and o in world.holds[r]):
+                    opens = [f"open {world.rname(r)}" for r in (first, second) if world.openable[r]]
+                    thing, there = world.oname(o), world.rname(second)
+                    return [
+                        f"go to {world.rname(first)}",
+                        *opens,
+                        f"take {thing} from {world.rname(first)}",
+                        f"move {thing} to {there}",
+                        "look",
+                        f"examine {there}",
+                        f"take {thing} from {there}",
+                        "look",
+                        f"move {thing} to {world.rname(first)}",
+                        "look",
+                    ]
+    return None
+
+
 def _wins(player: NativePlayer, command: str) -> bool:
     return won(player.world, step(player.world, player.run, command, player.grammar).run)
 
@@ -129,7 +159,10 @@ def sequences(
     walks take 8 to ``longest`` steps, the ``limit`` walk runs past the 50-step cap."""
     if "expert" in names:
         yield "expert", [as_version(c, grammar) for c in game.walkthrough]
-    for name in (n for n in names if n != "expert"):
+    shared = _shared_location(game) if "shared" in names else None
+    if shared is not None:
+        yield "shared", [as_version(c, grammar) for c in shared]
+    for name in (n for n in names if n not in ("expert", "shared")):
         rng = random.Random(f"differential/{seed}/{name}")
         player = NativePlayer(game, grammar)
         frame = player.reset()
@@ -214,43 +247,44 @@ def _describe(label: str, where: str, real: Frame, mine: Frame) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    """One game of the sample: seed, task type, split, difficulty and grammar."""
+    """One game of the sample and the sequences it plays."""
 
     seed: int
     task_type: TaskType
-    split: str
+    split: Split
     difficulty: Difficulty
     grammar: GrammarVersion
+    names: tuple[str, ...]
 
 
 def cases(count: int, first_seed: int = 0) -> list[Case]:
-    """``count`` games spread over task types, splits, difficulties and both grammars."""
-    difficulties: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+    """``count`` games spread over task types, splits, both grammars and sizes (half easy,
+    a third medium, the rest hard: ALFWorld's engine costs grow with the scene); every tenth
+    game also walks into the step limit."""
     found = []
     for i in range(count):
-        seed = first_seed + i
+        tenth = i % 20
+        difficulty: Difficulty = "easy" if tenth < 10 else "medium" if tenth < 17 else "hard"
+        names = SEQUENCES if i % 10 == 0 else SEQUENCES[:4]
         found.append(
             Case(
-                seed=seed,
+                seed=first_seed + i,
                 task_type=TASK_TYPES[i % len(TASK_TYPES)],
                 split=SPLITS[(i // len(TASK_TYPES)) % len(SPLITS)],
-                difficulty=difficulties[(i // 3) % len(difficulties)],
+                difficulty=difficulty,
                 grammar="0.3" if i % 4 == 3 else "0.4",
+                names=names,
             )
         )
     return found
 
 
-def check_cases(batch: list[Case]) -> Report:
-    """Check ``batch`` with this process's real engine."""
+def check_case(case: Case) -> Report:
+    """Check one game with this process's real engine."""
     from environments.alfworld.textworld_engine import engine  # noqa: PLC0415
 
-    report = Report()
-    real = engine()
-    for case in batch:
-        game = generate(case.seed, case.task_type, case.split, case.difficulty)  # type: ignore[arg-type]
-        report.merge(check_game(game, case.grammar, real, case.seed))
-    return report
+    game = generate(case.seed, case.task_type, case.split, case.difficulty)
+    return check_game(game, case.grammar, engine(), case.seed, names=case.names, longest=20)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,15 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    sample = cases(args.games, args.first_seed)
-    chunks = [sample[i :: args.workers] for i in range(args.workers)]
     report = Report()
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers) as pool:
-        for part in pool.map(check_cases, chunks):
+        for done, part in enumerate(pool.map(check_case, cases(args.games, args.first_seed)), 1):
             report.merge(part)
-    for mismatch in report.mismatches[:20]:
-        print(mismatch, file=sys.stderr)
+            for mismatch in part.mismatches:
+                print(mismatch, file=sys.stderr, flush=True)
+            if done % 25 == 0:
+                print(f"{done} games, {report.sequences} sequences, {report.steps} steps, "
+                      f"{len(report.mismatches)} mismatches, "
+                      f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
     agreeing = report.sequences - len(report.mismatches)
     print(
         f"differential: {report.games} games, {report.sequences} sequences, {report.steps} steps "

@@ -15,13 +15,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MAX_EPISODE_STEPS = 50
+KEPT_FILES = 16
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ class RealEngine:
             env = wrapper(env)
         self._env = env
         self._folder = Path(tempfile.mkdtemp(prefix="alfworld-games-"))
+        weakref.finalize(self, shutil.rmtree, self._folder, ignore_errors=True)
         self._loaded: str | None = None
         self._history: list[str] = []
         self._last: Observation | None = None
@@ -77,11 +81,16 @@ class RealEngine:
             raise RuntimeError("a RealEngine is bound to the thread that created it")
 
     def game_path(self, document: dict[str, Any]) -> str:
-        """A file holding ``document`` (one per distinct game, in this engine's folder)."""
+        """A file holding ``document`` (named by its digest, in this engine's folder, which
+        keeps the last ``KEPT_FILES`` games and is removed with the engine)."""
         text = json.dumps(document, sort_keys=True)
         digest = hashlib.sha256(text.encode()).hexdigest()[:24]
         path = self._folder / f"{digest}.tw-pddl"
         if not path.exists():
+            older = sorted(self._folder.glob("*.tw-pddl"), key=lambda p: p.stat().st_mtime)
+            for stale in older[: max(0, len(older) - KEPT_FILES + 1)]:
+                if str(stale) != self._loaded:
+                    stale.unlink()
             path.write_text(text)
         return str(path)
 
