@@ -54,6 +54,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.grpo_learning
 	$(BIN)/python -m benchmarks.tamarin_step_latency
 	$(BIN)/python -m benchmarks.webshop_search
+	$(BIN)/python -m benchmarks.alfworld_step
 	$(BIN)/python -m benchmarks.sva_check
 
 clean:
