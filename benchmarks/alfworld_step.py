@@ -1,10 +1,11 @@
 """ALFWorld: the native engine's step next to ALFWorld's own engine on the same games and
 commands in the same run, and reset + step over HTTP.
 
-Each game is played on both engines with the same commands (the expert's plan, then a seeded
-random walk over the admissible commands). Native latency is measured twice: the engine alone
-(world and run in memory) and ``AlfWorldEnv.step`` from the JSON state a worker receives (state
-checks, admissible commands, components). ALFWorld's is ``PddlEnv.step`` behind its wrappers.
+Each game is played on both engines with the same commands (a seeded random walk over the
+admissible commands that never wins, then the expert's plan from there). Native latency is
+measured twice: the engine alone (world and run in memory) and ``AlfWorldEnv.step`` from the
+JSON state a worker receives (state checks, admissible commands, components). ALFWorld's is
+``PddlEnv.step`` behind its wrappers.
 Target (issue 15): native at least 1,000 times faster per step.
 
     .venv/bin/python -m benchmarks.alfworld_step [--games 12] [--http-episodes 60]
@@ -21,24 +22,28 @@ from typing import Any
 import httpx
 
 from benchmarks.common import median, percentile, server
-from environments.alfworld.engine import commands, step
+from environments.alfworld.engine import commands, step, won
 from environments.alfworld.export import game_file
 from environments.alfworld.family import AlfWorldEnv, AlfWorldOptions
 from environments.alfworld.generator import generate
+from environments.alfworld.planner import expert_plan
 from environments.alfworld.tables import TASK_TYPES
 
 
-def _walk(game: Any, seed: int, length: int) -> list[str]:
+def _commands(game: Any, seed: int, length: int) -> list[str]:
+    """A seeded random walk that does not win, then the expert's plan from where it ends: every
+    command is a real step (neither engine has finished before the last)."""
     rng = random.Random(seed)
     world, run = game.world, game.run
-    chosen = list(game.walkthrough)
-    for command in chosen:
-        run = step(world, run, command, "0.4").run
+    chosen: list[str] = []
     for _ in range(length):
-        command = rng.choice(commands(world, run, "0.4"))
+        options = [
+            c for c in commands(world, run, "0.4") if not won(world, step(world, run, c, "0.4").run)
+        ]
+        command = rng.choice(options)
         chosen.append(command)
         run = step(world, run, command, "0.4").run
-    return chosen
+    return chosen + (expert_plan(world, run) or [])
 
 
 def engines(games: int, walk: int) -> dict[str, Any]:
@@ -54,7 +59,7 @@ def engines(games: int, walk: int) -> dict[str, Any]:
         difficulty = ("medium", "hard")[index % 2]
         task_type = TASK_TYPES[index % len(TASK_TYPES)]
         game = generate(index, task_type, "train", difficulty)
-        chosen = _walk(game, index, walk)
+        chosen = _commands(game, index, walk)
         # ALFWorld's engine.
         real.reset(real.game_path(game_file(game)))
         for command in chosen:
@@ -87,23 +92,27 @@ def http_latency(episodes: int) -> dict[str, list[float]]:
     """Reset and step round trips over HTTP (expert episodes, 2 pool workers)."""
     resets: list[float] = []
     steps: list[float] = []
-    with server(2) as live, httpx.Client(base_url=live.base_url, timeout=120) as http:
-        for warm in range(4):  # warm the workers (imports, first games)
-            http.post("/v1/envs/alfworld/reset", json={"seed": 10_000 + warm})
-        for seed in range(episodes):
-            options = {"task_type": TASK_TYPES[seed % len(TASK_TYPES)], "expert_plan": True}
-            started = time.perf_counter()
-            reply = http.post("/v1/envs/alfworld/reset", json={"seed": seed, "options": options})
-            resets.append(time.perf_counter() - started)
-            body = reply.json()
-            token = body["state"]
-            for command in body["info"]["expert_plan"]:
+    live = server(2).start(timeout_s=300)  # a loaded machine starts the pool slowly
+    try:
+        with httpx.Client(base_url=live.base_url, timeout=120) as http:
+            for warm in range(4):  # warm the workers (imports, first games)
+                http.post("/v1/envs/alfworld/reset", json={"seed": 10_000 + warm})
+            for seed in range(episodes):
+                options = {"task_type": TASK_TYPES[seed % len(TASK_TYPES)], "expert_plan": True}
+                body = {"seed": seed, "options": options}
                 started = time.perf_counter()
-                reply = http.post(
-                    "/v1/envs/alfworld/step", json={"state": token, "action": command}
-                )
-                steps.append(time.perf_counter() - started)
-                token = reply.json()["state"]
+                reply = http.post("/v1/envs/alfworld/reset", json=body).json()
+                resets.append(time.perf_counter() - started)
+                token = reply["state"]
+                for command in reply["info"]["expert_plan"]:
+                    started = time.perf_counter()
+                    answer = http.post(
+                        "/v1/envs/alfworld/step", json={"state": token, "action": command}
+                    )
+                    steps.append(time.perf_counter() - started)
+                    token = answer.json()["state"]
+    finally:
+        live.stop()
     return {"reset": resets, "step": steps}
 
 
@@ -121,7 +130,7 @@ def main() -> None:
     parser.add_argument("--http-episodes", type=int, default=60)
     args = parser.parse_args()
     found = engines(args.games, args.walk)
-    print(f"per step, {args.games} games (medium and hard), expert plan + {args.walk} random steps")
+    print(f"per step, {args.games} games (medium and hard), {args.walk} random steps + the plan")
     print(f"{'':<34} {'steps':>6} {'p50 ms':>10} {'p95 ms':>10} {'steps/s':>10}")
     print(_row("ALFWorld (TextWorld PddlEnv)", found["real"]))
     print(_row("native engine", found["engine"]))

@@ -4,6 +4,8 @@ states, and the ``textworld`` backend (ALFWorld's engine) on generated and relea
 from __future__ import annotations
 
 import math
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,7 @@ def test_process_rewards_sum_to_one_on_a_won_episode(mode: Any) -> None:
     for task_type in TASK_TYPES:
         options = AlfWorldOptions(task_type=task_type, reward=mode, expert_plan=True)
         plan = ENV.reset(9, options).info["expert_plan"]
-        detour = [plan[0], "inventory", "go to" , *plan[1:]]
+        detour = [plan[0], "inventory", "go to", *plan[1:]]
         results = episode(options, 9, detour)
         assert math.isclose(sum(r.score.reward or 0 for r in results), 1.0), task_type
         for r in results:
@@ -134,6 +136,25 @@ def test_option_errors() -> None:
         ENV.reset(0, AlfWorldOptions(engine="textworld", step_limit=51))
     with pytest.raises(EnvironmentInputError, match="native"):
         ENV.reset(0, AlfWorldOptions(engine="textworld", reward="subgoal"))
+
+
+def test_without_the_extra_the_textworld_engine_is_a_clear_input_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "textworld", None)  # as if the extra were not installed
+    failure: list[BaseException] = []
+
+    def reset() -> None:  # in a new thread: its engine is created afresh
+        try:
+            ENV.reset(0, AlfWorldOptions(engine="textworld"))
+        except BaseException as exc:  # handed to the test thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=reset)
+    thread.start()
+    thread.join()
+    assert isinstance(failure[0], EnvironmentInputError)
+    assert "pip install 'envserver[alfworld]'" in str(failure[0])
 
 
 # --- ALFWorld's own engine (the alfworld extra) ------------------------------------------------

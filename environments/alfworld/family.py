@@ -34,6 +34,7 @@ from environments.alfworld.planner import expert_plan
 from environments.alfworld.rewards import RewardMode, stage
 from environments.alfworld.scenes import Difficulty
 from environments.alfworld.tables import TaskType
+from environments.alfworld.textworld_engine import MAX_EPISODE_STEPS, Observation, engine
 from environments.base import (
     EnvironmentInputError,
     EnvSpec,
@@ -164,8 +165,6 @@ class AlfWorldEnv:
         return ResetResult(intro(world, run), state, info)
 
     def _reset_textworld(self, seed: int, options: AlfWorldOptions) -> ResetResult:
-        from environments.alfworld.textworld_engine import MAX_EPISODE_STEPS  # noqa: PLC0415
-
         if options.engine != "textworld":
             raise EnvironmentInputError("released games play on engine 'textworld'")
         if options.step_limit > MAX_EPISODE_STEPS:
@@ -332,7 +331,11 @@ class AlfWorldEnv:
         if not isinstance(state, dict):
             raise EnvironmentInputError("malformed alfworld state")
         if state.get("engine") == "textworld":
-            plan = _real_play(dict(state["source"]), list(state["commands"]), True).policy_commands
+            try:
+                source, history = dict(state["source"]), [str(c) for c in state["commands"]]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise EnvironmentInputError(f"malformed alfworld state: {exc!r}") from None
+            plan = _real_play(source, history, True).policy_commands
         else:
             world, run, grammar = _native(state)
             plan = expert_plan(world, run, grammar)
@@ -368,11 +371,15 @@ def _progress(state: dict[str, Any], distance: int) -> dict[str, float]:
     }
 
 
-def _real_play(source: dict[str, Any], history: list[str], plan: bool) -> Any:
+def _real_play(source: dict[str, Any], history: list[str], plan: bool) -> Observation:
     """The real engine's observation after ``history`` on the game ``source`` names."""
-    from environments.alfworld.textworld_engine import engine  # noqa: PLC0415
-
-    real = engine()
+    try:
+        real = engine()
+    except ModuleNotFoundError as exc:
+        raise EnvironmentInputError(
+            f"engine 'textworld' needs ALFWorld's engine ({exc.name} is missing): "
+            "pip install 'envserver[alfworld]'"
+        ) from None
     if source.get("games") == "released":
         try:
             path = str(game_path(str(source["split"]), str(source["relative"])))
