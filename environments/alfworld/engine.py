@@ -48,7 +48,6 @@ HELP = (
     "  slice (object) with (object):     slice an object using a sharp object\n"
 )
 KNIVES = frozenset({"Knife", "ButterKnife"})
-FLAGS = ("clean", "hot", "cool", "sliced", "toggled")
 
 
 class MalformedGame(ValueError):

@@ -20,11 +20,8 @@ from dataclasses import dataclass, replace
 from environments.alfworld.engine import GrammarVersion, Run, World, won
 from environments.alfworld.tasks import SPECS
 
-APPLIANCE_ABILITY = {
-    "hot": ("heat", "heatable"),
-    "clean": ("clean", "cleanable"),
-    "cool": ("cool", "coolable"),
-}
+VERBS = {"hot": "heat", "clean": "clean", "cool": "cool"}
+"""The command that makes the change a task asks for."""
 
 
 @dataclass(frozen=True)
@@ -122,7 +119,7 @@ class Planner:
         if self.change is None or o in mind.changed:
             yield Plan((), mind)
             return
-        verb, _ = APPLIANCE_ABILITY[self.change]
+        verb = VERBS[self.change]
         for a in self.appliances:
             plan = self._goto(mind, a)
             command = f"{verb} {self.world.oname(o)} with {self.world.rname(a)}"
