@@ -3,8 +3,9 @@
 For each generated game, several command sequences run on both engines: the expert's plan, a
 seeded random walk over the admissible commands, a walk mixed with invalid and misspelt
 commands (wrong case, extra spaces, unknown objects, empty), moves between receptacles that
-share a location (where ``look`` lists objects "next to it"), and a long walk that runs into
-the 50-step limit without winning. After every step the observation, the admissible
+share a location (where ``look`` lists objects "next to it"), cleaning, heating and cooling one
+object with an examine after each and slicing with a knife, and a long walk that runs into the
+50-step limit without winning. After every step the observation, the admissible
 commands, the score, ``won`` and ``done`` must be equal, byte for byte. Any difference is a
 bug in the native engine.
 
@@ -30,7 +31,7 @@ from environments.alfworld.generator import MAX_STEPS, SPLITS, Game, Split, gene
 from environments.alfworld.scenes import SIZES, Difficulty
 from environments.alfworld.tables import TASK_TYPES, TaskType
 
-SEQUENCES = ("expert", "walk", "noisy", "shared", "limit")
+SEQUENCES = ("expert", "walk", "noisy", "shared", "states", "limit")
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,71 @@ def _shared_location(game: Game) -> list[str] | None:
     return None
 
 
+def _object_states(game: Game) -> list[str] | None:
+    """Clean, heat and cool one object in turn, examining it after each change, then slice a
+    sliceable object with a knife and examine it: the states and texts walks rarely reach.
+    Commands the game does not allow are left out (no sink, no knife, ...); None when no object
+    can change at all."""
+    world, run = game.world, game.run
+    chosen: list[str] = []
+
+    def do(command: str) -> bool:
+        nonlocal run
+        outcome = step(world, run, command, "0.4")
+        if outcome.valid and not won(world, outcome.run):
+            chosen.append(command)
+            run = outcome.run
+            return True
+        return False
+
+    def reach(r: int) -> None:
+        if world.receptacles[r][2] != run.at:
+            do(f"go to {world.rname(r)}")
+        if world.openable[r] and r not in run.opened:
+            do(f"open {world.rname(r)}")
+
+    def fetch(o: int) -> bool:
+        r = run.inside[o]
+        reach(r)
+        return do(f"take {world.oname(o)} from {world.rname(r)}")
+
+    def first(prop: str) -> int | None:
+        return next((o for o in range(len(world.objects)) if world.has(prop, o)
+                     and world.has("pickupable", o)), None)  # fmt: skip
+
+    def changes(o: int) -> int:  # how many of the three changes apply (plain objects first)
+        abilities = ("cleanable", "heatable", "coolable")
+        return sum(world.has(a, o) for a in abilities) * 2 - world.has("receptacle_object", o)
+
+    movable = [o for o in range(len(world.objects)) if world.has("pickupable", o)]
+    changing = max(movable, key=changes, default=None)
+    if changing is None or changes(changing) <= 0 or not fetch(changing):
+        return None
+    for verb, kind in (("clean", "SinkBasin"), ("heat", "Microwave"), ("cool", "Fridge"),
+                       ("heat", "Microwave")):  # fmt: skip
+        where = next((r for r, (_, k, _) in enumerate(world.receptacles) if k == kind), None)
+        if where is not None:
+            reach(where)
+            if do(f"{verb} {world.oname(changing)} with {world.rname(where)}"):
+                do(f"examine {world.oname(changing)}")
+    here = [r for r in world.here(run.at) if changing in world.holds[r]]
+    if here:
+        do(f"move {world.oname(changing)} to {world.rname(here[0])}")
+    knife, food = first("knife"), first("sliceable")
+    if run.held is None and knife is not None and food is not None and fetch(knife):
+        target = run.near[food]
+        host = next((r for r, (_, _, loc) in enumerate(world.receptacles) if loc == target), None)
+        if host is not None:
+            reach(host)
+            if do(f"slice {world.oname(food)} with {world.oname(knife)}"):
+                do("look")
+                down = [r for r in world.here(run.at) if knife in world.holds[r]]
+                if down and do(f"move {world.oname(knife)} to {world.rname(down[0])}"):
+                    fetch(food)
+                    do(f"examine {world.oname(food)}")
+    return chosen
+
+
 def _wins(player: NativePlayer, command: str) -> bool:
     return won(player.world, step(player.world, player.run, command, player.grammar).run)
 
@@ -159,10 +225,11 @@ def sequences(
     walks take 8 to ``longest`` steps, the ``limit`` walk runs past the 50-step cap."""
     if "expert" in names:
         yield "expert", [as_version(c, grammar) for c in game.walkthrough]
-    shared = _shared_location(game) if "shared" in names else None
-    if shared is not None:
-        yield "shared", [as_version(c, grammar) for c in shared]
-    for name in (n for n in names if n not in ("expert", "shared")):
+    for name, build in (("shared", _shared_location), ("states", _object_states)):
+        planned = build(game) if name in names else None
+        if planned is not None:
+            yield name, [as_version(c, grammar) for c in planned]
+    for name in (n for n in names if n not in ("expert", "shared", "states")):
         rng = random.Random(f"differential/{seed}/{name}")
         player = NativePlayer(game, grammar)
         frame = player.reset()
@@ -265,7 +332,7 @@ def cases(count: int, first_seed: int = 0) -> list[Case]:
     for i in range(count):
         tenth = i % 20
         difficulty: Difficulty = "easy" if tenth < 10 else "medium" if tenth < 17 else "hard"
-        names = SEQUENCES if i % 10 == 0 else SEQUENCES[:4]
+        names = SEQUENCES if i % 10 == 0 else SEQUENCES[:5]
         found.append(
             Case(
                 seed=first_seed + i,
