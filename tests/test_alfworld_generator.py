@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -161,3 +163,34 @@ def test_export_writes_the_released_layout_and_the_loader_finds_it(
     monkeypatch.delenv("ALFWORLD_DATA")
     with pytest.raises(DataUnavailable, match="ALFWORLD_DATA"):
         released_games("valid_seen")
+
+
+def _shortest(world: Any, run: Any, limit: int) -> int | None:
+    """Breadth-first search over the native engine's states (actions that change nothing left
+    out): the length of a shortest winning command sequence, if one of at most ``limit``."""
+    from environments.alfworld.engine import admissible, apply
+
+    frontier, seen = [run], {replace(run, steps=0)}
+    for depth in range(1, limit + 1):
+        following = []
+        for state in frontier:
+            for action in admissible(world, state, "0.4").values():
+                if action[0] in ("look", "inventory", "help", "examine_r", "examine_o"):
+                    continue
+                after = replace(apply(world, state, action, "0.4")[0], steps=0)
+                if after in seen:
+                    continue
+                if won(world, after):
+                    return depth
+                seen.add(after)
+                following.append(after)
+        frontier = following
+    return None
+
+
+@pytest.mark.parametrize("task_type", TASK_TYPES)
+def test_the_expert_plan_is_a_shortest_plan(task_type: str) -> None:
+    for seed in range(3):
+        game = generate(300 + seed, task_type, "train", "easy")  # type: ignore[arg-type]
+        plan = len(game.walkthrough)
+        assert _shortest(game.world, game.run, plan) == plan, game.name
