@@ -53,8 +53,12 @@ def world() -> World:
     return World.build(GAME)
 
 
+def at(*locations: int) -> tuple[frozenset[int], ...]:
+    return tuple(frozenset({loc}) for loc in locations)
+
+
 def start() -> Run:
-    return Run(at=4, held=None, inside=(2, 2, 2, 0), near=(1, 1, 1, 0))
+    return Run(at=4, held=None, inside=(2, 2, 2, 0), near=at(1, 1, 1, 0))
 
 
 def play(run: Run, *commands_: str, grammar: Any = "0.4") -> tuple[Run, str]:
@@ -182,7 +186,7 @@ def test_lamps_slicing_and_the_floor() -> None:
     run, feedback = play(run, "slice apple 1 with butterknife 1")
     assert feedback == "You sliced the apple 1 with the butterknife 1."
     # An object left where another receptacle it was taken from stands is "next to it".
-    away = replace(start(), at=1, near=(0, 1, 1, 0), taken=frozenset({(APPLE, 1)}))
+    away = replace(start(), at=1, near=at(0, 1, 1, 0), taken=frozenset({(APPLE, 1)}))
     assert look(world(), replace(away, at=0)) == (
         "You are facing the cabinet 1, and diningtable 1. Next to it, you see a apple 1."
     )
@@ -228,7 +232,8 @@ def test_malformed_worlds_are_refused(change: dict[str, Any], value: None) -> No
         {"at": 5},
         {"held": 0},
         {"inside": [2, 2, 2]},
-        {"near": [1, 1, 1, 9]},
+        {"near": [[1], [1], [1], [9]]},
+        {"near": [1, 1, 1, 0]},
         {"opened": [True]},
         {"taken": [[0]]},
         {"steps": -1},

@@ -195,8 +195,8 @@ def _object_states(game: Game) -> list[str] | None:
         do(f"move {world.oname(changing)} to {world.rname(here[0])}")
     knife, food = first("knife"), first("sliceable")
     if run.held is None and knife is not None and food is not None and fetch(knife):
-        target = run.near[food]
-        host = next((r for r, (_, _, loc) in enumerate(world.receptacles) if loc == target), None)
+        host = next((r for r, (_, _, loc) in enumerate(world.receptacles) if loc in run.near[food]),
+                    None)  # fmt: skip
         if host is not None:
             reach(host)
             if do(f"slice {world.oname(food)} with {world.oname(knife)}"):

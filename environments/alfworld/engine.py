@@ -197,13 +197,15 @@ def world_from_text(text: str) -> World:
 @dataclass(frozen=True)
 class Run:
     """Everything that changes: the agent's location and hands, each object's receptacle
-    (-1 held) and location (-1 none: ``objectAtLocation`` is dropped on pickup), open
-    receptacles, object flags, the ``not_inreceptacle`` facts pickups leave, and the steps."""
+    (-1 held) and its ``objectAtLocation`` locations (a set: putting an object down adds the
+    agent's location, picking it up removes only that one, so an object can stand "at" several
+    places or none), open receptacles, object flags, the ``not_inreceptacle`` facts pickups
+    leave, and the steps."""
 
     at: int
     held: int | None
     inside: tuple[int, ...]
-    near: tuple[int, ...]
+    near: tuple[frozenset[int], ...]
     opened: frozenset[int] = frozenset()
     clean: frozenset[int] = frozenset()
     hot: frozenset[int] = frozenset()
@@ -219,7 +221,7 @@ class Run:
             "at": self.at,
             "held": self.held,
             "inside": list(self.inside),
-            "near": list(self.near),
+            "near": [sorted(locations) for locations in self.near],
             "opened": sorted(self.opened),
             "clean": sorted(self.clean),
             "hot": sorted(self.hot),
@@ -239,7 +241,7 @@ class Run:
                 at=_index(raw["at"], n_loc),
                 held=None if raw["held"] is None else _index(raw["held"], n_obj),
                 inside=tuple(_index(i, n_rec, -1) for i in raw["inside"]),
-                near=tuple(_index(i, n_loc, -1) for i in raw["near"]),
+                near=tuple(frozenset(_index(i, n_loc) for i in locs) for locs in raw["near"]),
                 opened=frozenset(_index(i, n_rec) for i in raw["opened"]),
                 clean=frozenset(_index(i, n_obj) for i in raw["clean"]),
                 hot=frozenset(_index(i, n_obj) for i in raw["hot"]),
@@ -337,7 +339,7 @@ def _hand_actions(world: World, run: Run, held: int, found: dict[str, Action]) -
     found[f"examine {world.oname(held)}"] = ("examine_o", held)
     if world.has("knife", held):
         for o, near in enumerate(run.near):
-            if near == run.at and world.has("sliceable", o) and o != held:
+            if run.at in near and world.has("sliceable", o) and o != held:
                 found[f"slice {world.oname(o)} with {world.oname(held)}"] = ("slice", o, held)
 
 
@@ -370,8 +372,7 @@ def _take(world: World, run: Run, action: Action, grammar: GrammarVersion) -> tu
     o, r = action[1], action[2]
     inside, near = list(run.inside), list(run.near)
     inside[o] = -1
-    if near[o] == run.at:  # PickupObject deletes objectAtLocation at the agent's location only
-        near[o] = -1
+    near[o] = near[o] - {run.at}  # PickupObject deletes objectAtLocation where the agent is only
     after = replace(run, held=o, inside=tuple(inside), near=tuple(near), taken=run.taken | {(o, r)})
     return after, f"You pick up the {world.oname(o)} from the {world.rname(r)}."
 
@@ -379,7 +380,7 @@ def _take(world: World, run: Run, action: Action, grammar: GrammarVersion) -> tu
 def _put(world: World, run: Run, action: Action, grammar: GrammarVersion) -> tuple[Run, str]:
     o, r = action[1], action[2]
     inside, near = list(run.inside), list(run.near)
-    inside[o], near[o] = r, run.at
+    inside[o], near[o] = r, near[o] | {run.at}  # added: other objectAtLocation facts stay
     after = replace(
         run, held=None, inside=tuple(inside), near=tuple(near), taken=run.taken - {(o, r)}
     )
@@ -488,7 +489,7 @@ def look(world: World, run: Run) -> str:
     floor = [
         f"a {world.oname(o)}"
         for o, near in enumerate(run.near)
-        if near == run.at
+        if run.at in near
         for r in here
         if (o, r) in run.taken
     ]

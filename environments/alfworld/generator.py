@@ -113,7 +113,7 @@ class Game:
             at=where[scene.start],
             held=None,
             inside=tuple(index[o.receptacle] for o in objects),
-            near=tuple(where[o.location] for o in objects),
+            near=tuple(frozenset({where[o.location]}) for o in objects),
             cool=frozenset(cool),
         )
 
