@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from environments.alfworld.engine import NOTHING_HAPPENS
+from environments.alfworld.engine import NOTHING_HAPPENS, commands, intro
 from environments.alfworld.export import write
 from environments.alfworld.family import AlfWorldEnv, AlfWorldOptions
 from environments.alfworld.generator import generate
@@ -208,3 +208,36 @@ def test_released_games_under_alfworld_data(
         ENV.reset(0, options.model_copy(update={"game_index": 3}))
     with pytest.raises(EnvironmentInputError, match="no playable games"):
         ENV.reset(0, options.model_copy(update={"split": "train"}))
+
+
+def test_alfworlds_own_loader_plays_exported_games(tmp_path: Path) -> None:
+    # AlfredTWEnv, configured as ALFWorld's base_config.yaml configures it, collects the games
+    # written in the released layout and plays them through textworld.gym to `won`.
+    alfred_tw_env = pytest.importorskip("alfworld.agents.environment.alfred_tw_env")
+    games = [generate(40 + i, t, "valid_unseen", "easy") for i, t in enumerate(TASK_TYPES)]
+    for game in games:
+        write(game, tmp_path)
+    split = str(tmp_path / "json_2.1.1" / "valid_unseen")
+    config = {
+        "dataset": {"data_path": split, "eval_id_data_path": split, "eval_ood_data_path": split,
+                    "num_train_games": -1, "num_eval_games": -1},
+        "env": {"goal_desc_human_anns_prob": 0, "task_types": [1, 2, 3, 4, 5, 6],
+                "domain_randomization": False, "expert_type": "handcoded"},
+        "general": {"training_method": "dagger"},
+        "dagger": {"training": {"max_nb_steps_per_episode": 50}},
+    }  # fmt: skip
+    env = alfred_tw_env.AlfredTWEnv(config, train_eval="eval_out_of_distribution")
+    assert env.num_games == len(games)
+    gym_env = env.init_env(batch_size=1)
+    by_file = {str(tmp_path / "json_2.1.1" / g.split / g.name / "game.tw-pddl"): g for g in games}
+    try:
+        for _ in games:
+            observations, infos = gym_env.reset()
+            game = by_file[infos["extra.gamefile"][0]]
+            assert observations[0] == intro(game.world, game.run)
+            assert infos["admissible_commands"][0] == commands(game.world, game.run, "0.4")
+            for command in game.walkthrough:
+                _, scores, dones, infos = gym_env.step([command])
+            assert (scores[0], dones[0], infos["won"][0]) == (1, True, True)
+    finally:
+        gym_env.close()
