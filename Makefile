@@ -19,9 +19,12 @@ $(STAMP): pyproject.toml
 	@ldconfig -p | grep -q libseccomp.so.2 || { apt-get update -qq && apt-get install -y -qq libseccomp2; }
 	@# The playground's browser tests drive Debian's chromium through its chromedriver.
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
+	@# ALFWorld's engine (the alfworld extra) builds Fast Downward and Jericho from source.
+	@command -v g++ >/dev/null && command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq g++ cmake make; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[all,dev,train]'
+	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pip install -q -e '.[all,dev,train]'
 	@touch $@
 
 # Tools the tests use beyond Python (the README examples are run with curl).
@@ -52,6 +55,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.grpo_learning
 	$(BIN)/python -m benchmarks.tamarin_step_latency
 	$(BIN)/python -m benchmarks.webshop_search
+	$(BIN)/python -m benchmarks.alfworld_step
 	$(BIN)/python -m benchmarks.sva_check
 
 clean:

@@ -174,6 +174,7 @@ GYM_IDS: tuple[GymId, ...] = (
     GymId("envserver/NL2SVA-Machine-v0", "sva/nl2sva-machine"),
     GymId("envserver/SVAGenerated-v0", "sva/generated"),
     GymId("envserver/SBOLDesign-v0", "sbol/design"),
+    GymId("envserver/ALFWorld-v0", "alfworld", max_episode_steps=50),
     GymId(REMOTE_ID, None),
 )
 """One line per family; new families append theirs."""

@@ -70,6 +70,7 @@ def test_check_env_passes_without_warnings(base_url: str) -> None:
         ("envserver/NL2SVA-Machine-v0", {}),
         ("envserver/SVAGenerated-v0", {"level": "hard"}),
         ("envserver/SBOLDesign-v0", {"circuit": "toggle_switch", "max_attempts": 2}),
+        ("envserver/ALFWorld-v0", {"difficulty": "easy"}),
     ],
 )
 def test_check_env_passes_for_every_family(

@@ -508,6 +508,28 @@ def test_browser_renderer_buttons_and_enter(person: Person) -> None:
     assert person.text("#final-reward") == "1"
 
 
+def test_browser_alfworld_by_its_buttons_to_won(person: Person, http: httpx.Client) -> None:
+    options = {"task_type": "pick_heat_then_place_in_recep", "difficulty": "easy"}
+    reset = http.post(
+        "/v1/envs/alfworld/reset", json={"seed": 4, "options": {**options, "expert_plan": True}}
+    )
+    plan = reset.json()["info"]["expert_plan"]
+    person.open("/alfworld")  # the short link of a one-word id
+    person.choose("option.task_type", options["task_type"])
+    person.choose("option.difficulty", options["difficulty"])
+    person.type("#seed", "4")
+    person.press("#start")
+    assert person.text("#task") == f"Your task is to: {reset.json()['info']['task']}."
+    person.type("#command", "LOOK")  # commands are case-sensitive: nothing happens
+    person.press("#command-button")
+    assert person.text("#alfworld-observation") == "Nothing happens."
+    for command in plan:
+        person.press(element=person.find(f'#commands button[value="{command}"]'))
+    assert person.find("#alfworld").get_attribute("data-won") == "true"
+    assert person.text("#final-reward") == "1"
+    assert not person.has("#commands")
+
+
 def test_browser_hostile_input_stays_text(person: Person) -> None:
     hostile = "<img src=x onerror=\"document.title='owned'\">"
     person.open("/play/math")
