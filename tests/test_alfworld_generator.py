@@ -13,7 +13,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from envserver.testing import ROOT
 
 from environments.alfworld import tables as tables_module
 from environments.alfworld.engine import step, won
@@ -25,6 +24,7 @@ from environments.alfworld.planner import expert_plan
 from environments.alfworld.scenes import SIZES
 from environments.alfworld.tables import TASK_TYPES, tables
 from environments.alfworld.tasks import held_out
+from tests.server import ROOT
 
 
 @pytest.mark.parametrize("task_type", TASK_TYPES)
