@@ -142,7 +142,7 @@ def application(environ: Mapping[str, str], scaling: Scaling) -> Application:
     return deployment.bind()
 
 
-def build(args: dict[str, str]) -> Application:
+def build(args: Mapping[str, Any]) -> Application:
     """The application builder for ``serve run envserver.ray_serve:build [key=value ...]`` and
     Serve config files (``import_path: envserver.ray_serve:build``, ``args: {...}``): args
     ``replicas`` (fixed count) or ``min_replicas``/``max_replicas`` (autoscaled),

@@ -41,6 +41,8 @@ class RayCluster:
         self.cpus = cpus
         self.gcs_port = free_port()
         self.address = f"127.0.0.1:{self.gcs_port}"
+        # Serve's proxies take their port once, when Serve starts: every deploy uses this one.
+        self.http_port = free_port()
         self.log = workdir / "ray.log"
         self.env = {
             **os.environ,
@@ -100,8 +102,8 @@ class RayCluster:
     def deploy(self, secret: str, replicas: int = 2, timeout_s: float = 300, **env: str) -> str:
         """``envserver serve --ray`` with ``replicas`` replicas, Serve's proxy on a free loopback
         port; returns its URL once every replica is ready. Raises RuntimeError with the output
-        when the deployment fails."""
-        port = free_port()
+        when the deployment fails. Deploying again changes the replica count in place."""
+        port = self.http_port
         variables = {
             "ENVSERVER_SECRET": secret,
             "ENVSERVER_HOST": "127.0.0.1",

@@ -8,7 +8,9 @@ The cluster has 2 logical CPUs and 2 replicas of one pool worker each, deployed 
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,9 +20,13 @@ from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
+import yaml
+from ray.serve import Application
+from ray.serve.schema import ServeDeploySchema
 
 from clients.http import EnvServerClient
 from clients.retry import RetryPolicy
+from envserver import ray_serve
 from envserver.registry import get_registry
 from tests.ray_cluster import RayCluster
 from tests.server import ROOT
@@ -178,3 +184,19 @@ def test_serve_ray_refuses_to_deploy_without_a_shared_secret() -> None:
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: ENVSERVER_SECRET must be set for Ray Serve"), done.stderr
+
+
+def test_the_documented_serve_config_deploys_this_application(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = (ROOT / "deploy" / "README.md").read_text()
+    (block,) = re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)
+    config = ServeDeploySchema.model_validate(yaml.safe_load(block))
+    (app,) = config.applications
+    module, _, name = app.import_path.partition(":")
+    builder = getattr(importlib.import_module(module), name)
+    assert builder is ray_serve.build
+    # Serve runs the builder with the application's runtime_env; so does this test.
+    for variable, value in app.runtime_env["env_vars"].items():
+        monkeypatch.setenv(variable, value)
+    assert isinstance(builder(app.args), Application)
