@@ -17,10 +17,9 @@ COPY clients ./clients
 
 # The sandbox's worker image: the docker backend starts `python -m sandbox.zygote` in long-lived
 # containers of it (no network, read-only root, every capability dropped, uid 65534). It holds
-# the sandbox package and what programs import (numpy, sympy), not the families.
+# the sandbox package with what programs import: numpy, sympy (math), pySBOL3 (sbol's programs).
 FROM base AS sandbox
-RUN pip install --no-cache-dir --no-deps . \
-    && pip install --no-cache-dir pyseccomp numpy sympy
+RUN pip install --no-cache-dir '.[math,sbol]'
 USER 65534:65534
 CMD ["python", "-m", "sandbox.zygote", "--isolation", "weak", "--workdir", "/tmp/w"]
 

@@ -27,6 +27,7 @@ from ray.serve.schema import ServeDeploySchema
 from clients.http import EnvServerClient
 from clients.retry import RetryPolicy
 from envserver import ray_serve
+from envserver.config import Settings
 from envserver.registry import get_registry
 from tests.ray_cluster import RayCluster
 from tests.server import ROOT
@@ -200,3 +201,18 @@ def test_the_documented_serve_config_deploys_this_application(
     for variable, value in app.runtime_env["env_vars"].items():
         monkeypatch.setenv(variable, value)
     assert isinstance(builder(app.args), Application)
+
+
+def test_a_replica_range_autoscales_on_requests_in_flight_and_asks_for_its_pools_cpus() -> None:
+    settings = Settings(secret=SECRET, pool_workers=3)
+    fixed = ray_serve.Scaling(min_replicas=2, max_replicas=2).options(settings)
+    assert fixed["num_replicas"] == 2
+    assert "autoscaling_config" not in fixed
+    assert fixed["ray_actor_options"] == {"num_cpus": 3}
+    ranged = ray_serve.Scaling(min_replicas=1, max_replicas=8).options(settings)
+    assert "num_replicas" not in ranged
+    assert ranged["autoscaling_config"] == {
+        "min_replicas": 1,
+        "max_replicas": 8,
+        "target_ongoing_requests": 32.0,
+    }
