@@ -159,6 +159,13 @@ def test_killing_a_replica_mid_run_loses_no_episode(ray_cluster: RayCluster) -> 
     assert not failures, failures
     assert min(after_kill) >= 3, after_kill
     assert set(rewards) == {1.0}, rewards
+    # Serve puts a new replica in the dead one's place.
+
+    def replaced() -> bool:
+        now = {process.pid for process in ray_cluster.replica_processes()}
+        return len(now) == 2 and replicas[0].pid not in now
+
+    assert _wait_for(replaced, 120), ray_cluster.replica_processes()
 
 
 def _wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
