@@ -265,6 +265,7 @@ def serve(
             "--ray",
             help="Deploy to a Ray cluster as a Ray Serve application (the ray extra) and return "
             "once it is ready; HOST and PORT are then where Serve's proxies listen.",
+            show_default="off: serve here with uvicorn",
         ),
     ] = False,
     ray_address: Annotated[
