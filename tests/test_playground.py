@@ -376,10 +376,20 @@ class Person:
     ) -> None:
         """Click ``css`` or ``element`` (or press ``key`` in it, or run ``script``) and wait for
         the next page."""
-        from selenium.webdriver.support import expected_conditions
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.support.ui import WebDriverWait
 
         page = self.browser.find_element(self.by.TAG_NAME, "html")
+
+        def replaced(_: Any) -> bool:
+            # Chromium reports an element of a page it has left either as stale or, while the
+            # new document is being attached, as "Node ... does not belong to the document".
+            try:
+                page.is_enabled()
+            except WebDriverException:
+                return True
+            return False
+
         if script:
             self.browser.execute_script(script)
         else:
@@ -388,7 +398,7 @@ class Person:
                 target.click()
             else:
                 target.send_keys(key)
-        WebDriverWait(self.browser, PAGE_WAIT_S).until(expected_conditions.staleness_of(page))
+        WebDriverWait(self.browser, PAGE_WAIT_S).until(replaced)
 
     def shot(self, name: str) -> None:
         self.browser.save_screenshot(str(self.shots / f"{name}.png"))
