@@ -7,9 +7,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
 from environments.base import Environment, EnvironmentGone
 from environments.evo.program import (
@@ -67,12 +67,23 @@ class EvoTasks(TaskFamily):
         self.version = str(stored.version)
         self.description = stored.description
         self.action_format = stored.answer_format
+
+        def admitted_level(level: int) -> int:
+            if level not in levels:
+                raise ValueError(f"difficulty must be one of {list(levels)}")
+            return level
+
+        # A plain int checked against the levels: task ids carry options as text ("2").
         self.options_model = create_model(
             f"Evo_{stored.name}_Options",
             __base__=_DifficultyOptions,
-            difficulty=(  # type: ignore[arg-type]  # a Literal of the admitted levels
-                Literal[levels],
-                Field(levels[0], description=f"Difficulty level, one of {list(levels)}."),
+            difficulty=(
+                Annotated[int, AfterValidator(admitted_level)],
+                Field(
+                    levels[0],
+                    description=f"Difficulty level, one of {list(levels)}.",
+                    json_schema_extra={"enum": list(levels)},
+                ),
             ),
         )
         self.verifier = Verifier(
