@@ -5,6 +5,7 @@ allows it)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +203,13 @@ def test_the_static_contract_names_what_is_missing() -> None:
         check_source(LIS.split("def score")[0])
     with pytest.raises(ContractError, match="DIFFICULTIES"):
         check_source(LIS.replace("DIFFICULTIES = [1, 2, 3, 4, 5]", "DIFFICULTIES = [1]"))
+
+
+def test_the_readme_example_is_admitted_and_matches_the_knapsack_seed() -> None:
+    readme = (Path(__file__).parents[1] / "environments" / "evo" / "README.md").read_text()
+    example = re.search(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert example is not None
+    admission = run(example.group(1))
+    assert admission.outcome == "admitted", admission.reports
+    seed = run(SEEDS["knapsack"])
+    assert admission.fingerprint == seed.fingerprint
