@@ -82,6 +82,14 @@ class Registry:
                 f"unknown environment {env_id!r}; GET /v1/envs lists them"
             ) from None
 
+    def serves(self, env_id: str) -> bool:
+        """Whether ``env_id`` is served now, statically or by a family's dynamic source."""
+        try:
+            self.env(env_id)
+        except LookupError:
+            return False
+        return True
+
     def dynamic_envs(self) -> list[Environment]:
         """The environments the families' dynamic sources serve now."""
         return [env for source in self.dynamic for env in source.listing()]

@@ -125,7 +125,7 @@ async def get_env(env_id: str, request: Request) -> EnvInfo:
     service = _service(request)
     # The path converter lets "GET .../<env>/reset" reach here; it is a wrong method, not an env.
     for action in ("/reset", "/step", "/reset/batch", "/step/batch", "/expand"):
-        if env_id.endswith(action) and env_id.removesuffix(action) in service.registry.envs:
+        if env_id.endswith(action) and service.registry.serves(env_id.removesuffix(action)):
             raise Problem(405, f"{action.lstrip('/')} takes POST", headers={"Allow": "POST"})
     return env_info(service.env(env_id))
 

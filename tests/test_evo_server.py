@@ -67,6 +67,8 @@ def test_submissions_are_admitted_served_retired_restored_and_survive_a_restart(
         (entry,) = [e for e in catalogue["envs"] if e["id"] == LIS]
         assert entry["options_schema"]["properties"]["difficulty"]["enum"] == [1, 2, 3, 4, 5]
         assert [e["id"] for e in http.get("/v1/evo/envs").json()] == [LIS]
+        assert http.get(f"/v1/envs/{LIS}").json()["version"] == "1"
+        assert http.get(f"/v1/envs/{LIS}/reset").status_code == 405
 
         reset = http.post(f"/v1/envs/{LIS}/reset", json={"seed": 7, "options": {"difficulty": 2}})
         assert reset.status_code == 200, reset.text
