@@ -3,6 +3,7 @@ retire and restore. Errors leave as problem documents through the server's handl
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, HTTPException
@@ -72,7 +73,7 @@ def submission_status(submission: str) -> dict[str, Any]:
         found = _store().submission(submission)
     except KeyError:
         raise HTTPException(404, f"no submission {submission!r}") from None
-    return found.__dict__
+    return asdict(found)
 
 
 @router.get("/envs")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
@@ -35,7 +35,7 @@ class _DifficultyOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _score(source: str) -> Any:
+def _score(source: str) -> Callable[[str, Any, Any], Score]:
     def check(response: str, reference: Any, options: Any) -> Score:
         del options
         try:
