@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 	@# ALFWorld's engine (the alfworld extra) builds Fast Downward and Jericho from source.
 	@command -v g++ >/dev/null && command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq g++ cmake make; }
+	@# EvoEnv's store test starts a real PostgreSQL server (initdb, pg_ctl) from Debian's package.
+	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq postgresql; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.

@@ -40,6 +40,11 @@ class EnvironmentUnavailable(RuntimeError):
         return str(self.why)
 
 
+class EnvironmentGone(LookupError):
+    """The environment was served once and is no longer (retired); its task ids and state
+    tokens get this reason; maps to HTTP 410."""
+
+
 @dataclass(frozen=True)
 class EnvSpec:
     """What the catalogue publishes about an environment.
@@ -149,4 +154,20 @@ class SingleTurnScoring(Protocol):
 
     def score_response(self, seed: int, options: BaseModel, response: str) -> Score:
         """Score ``response`` for the task ``(seed, options)`` names."""
+        ...
+
+
+@runtime_checkable
+class DynamicEnvironments(Protocol):
+    """Environments a family adds and removes while the server runs (kept in a store, say); a
+    family module exports one as ``DYNAMIC``. Every process asks it, the server and its
+    workers alike, so what it returns must follow from shared state, not from this process."""
+
+    def find(self, env_id: str) -> Environment | None:
+        """The environment ``env_id`` if this source serves it now, None if it never knew it;
+        raises ``EnvironmentGone`` for one it retired."""
+        ...
+
+    def listing(self) -> Sequence[Environment]:
+        """Every environment it serves now, for the catalogue."""
         ...

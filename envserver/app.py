@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -30,6 +31,7 @@ from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
 from envserver.tokens import StateTokens
+from sandbox import SOCKET_ENV
 
 log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
@@ -59,6 +61,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # The sandbox first: verifier workers reach it through its socket from their start.
         sandbox = SandboxHost.start(settings)
+        if sandbox.socket_path:
+            # The server's own threads (a family's routes) reach it as its workers do.
+            os.environ[SOCKET_ENV] = sandbox.socket_path
         executor = Executor(
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
@@ -107,6 +112,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openrlhf_router)
     app.include_router(playground_router)
     app.include_router(short_links(registry))
+    for family_router in registry.routers:
+        app.include_router(family_router)
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,

@@ -62,6 +62,7 @@ _DESCRIPTIONS = {
     404: "Unknown environment, verifier or task version.",
     405: "The path takes another method.",
     409: "A step on an episode that has ended.",
+    410: "An environment that was served and has been retired.",
     413: "The body or the batch is too large.",
     415: "The body is not JSON.",
     422: "The body, the options or a query parameter do not fit the schema; see errors.",

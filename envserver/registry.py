@@ -16,10 +16,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
+from typing import Any
 
 import environments
 import verifiers
-from environments.base import Environment
+from environments.base import DynamicEnvironments, Environment
 from environments.renderer import Renderer
 from envserver.config import Settings
 from verifiers.base import Unavailable, Verifier
@@ -61,6 +62,8 @@ class Registry:
     renderers: dict[str, Renderer] = field(default_factory=dict)
     disabled: dict[str, Unavailable] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
+    dynamic: list[DynamicEnvironments] = field(default_factory=list)
+    routers: list[Any] = field(default_factory=list)
 
     def env(self, env_id: str) -> Environment:
         """The environment ``env_id``; raises ``Disabled`` when this server cannot serve it,
@@ -68,12 +71,28 @@ class Registry:
         try:
             return self.envs[env_id]
         except KeyError:
+            for source in self.dynamic:  # raises EnvironmentGone for a retired one
+                found = source.find(env_id)
+                if found is not None:
+                    return found
             why = self.disabled_reason(env_id)
             if why is not None:
                 raise Disabled(f"environment {env_id!r}", why) from None
             raise UnknownEnvironment(
                 f"unknown environment {env_id!r}; GET /v1/envs lists them"
             ) from None
+
+    def serves(self, env_id: str) -> bool:
+        """Whether ``env_id`` is served now, statically or by a family's dynamic source."""
+        try:
+            self.env(env_id)
+        except LookupError:
+            return False
+        return True
+
+    def dynamic_envs(self) -> list[Environment]:
+        """The environments the families' dynamic sources serve now."""
+        return [env for source in self.dynamic for env in source.listing()]
 
     def disabled_reason(self, env_id: str) -> Unavailable | None:
         """Why ``env_id`` (or its whole family) is not served here, and the fix; None when it
@@ -136,6 +155,7 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
             raise ValueError(f"environment id {env_id!r} is malformed or not unique")
         if env_id not in unavailable:
             registry.envs[env_id] = env
+    _collect_extensions(module, registry)
     for env_id, renderer in getattr(module, "RENDERERS", {}).items():
         if env_id in unavailable:
             continue
@@ -144,6 +164,17 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
         if not isinstance(renderer, Renderer):
             raise ValueError(f"renderer for {env_id!r} lacks templates, template or context")
         registry.renderers[env_id] = renderer
+
+
+def _collect_extensions(module: ModuleType, registry: Registry) -> None:
+    """A family's environments that come and go (``DYNAMIC``) and its own HTTP routes
+    (``ROUTERS``: FastAPI routers, mounted next to the core's)."""
+    dynamic = getattr(module, "DYNAMIC", None)
+    if dynamic is not None:
+        if not isinstance(dynamic, DynamicEnvironments):
+            raise ValueError(f"{module.__name__}.DYNAMIC lacks find or listing")
+        registry.dynamic.append(dynamic)
+    registry.routers.extend(getattr(module, "ROUTERS", ()))
 
 
 def discover(plugins: Sequence[str] = ()) -> Registry:

@@ -36,7 +36,7 @@ ENV_PATH = "/v1/envs/{env_id:path}"
 # A JSON body: malformed (400), too large (413), not JSON (415), not the schema (422).
 _BODY = (400, 401, 413, 415, 422)
 # Work on the pool: busy (429), past the deadline (504), not served here (503).
-_POOL = (404, 429, 503, 504)
+_POOL = (404, 410, 429, 503, 504)
 RESET_ERRORS = problem_responses(*_BODY, *_POOL)
 STEP_ERRORS = problem_responses(*_BODY, 403, 409, *_POOL)
 VERIFY_ERRORS = problem_responses(*_BODY, *_POOL)
@@ -61,10 +61,13 @@ def _service(request: Request) -> Service:
 
 
 @router.get("/v1/envs", tags=["catalogue"], responses=problem_responses(401))
-async def list_envs(request: Request) -> Catalogue:
+def list_envs(request: Request) -> Catalogue:
     """Every environment and verifier with its options schema, and the disabled families."""
     catalogue: Catalogue = request.app.state.catalogue
-    return catalogue
+    dynamic = _service(request).registry.dynamic_envs()
+    if not dynamic:
+        return catalogue
+    return catalogue.model_copy(update={"envs": catalogue.envs + [env_info(e) for e in dynamic]})
 
 
 @router.post(
@@ -116,13 +119,13 @@ async def expand(env_id: str, body: ExpandRequest, request: Request) -> JSONRepl
     return JSONReply(await _service(request).expand(env_id, body))
 
 
-@router.get(ENV_PATH, tags=["catalogue"], responses=problem_responses(401, 404, 405, 503))
+@router.get(ENV_PATH, tags=["catalogue"], responses=problem_responses(401, 404, 405, 410, 503))
 async def get_env(env_id: str, request: Request) -> EnvInfo:
     """One environment's spec."""
     service = _service(request)
     # The path converter lets "GET .../<env>/reset" reach here; it is a wrong method, not an env.
     for action in ("/reset", "/step", "/reset/batch", "/step/batch", "/expand"):
-        if env_id.endswith(action) and env_id.removesuffix(action) in service.registry.envs:
+        if env_id.endswith(action) and service.registry.serves(env_id.removesuffix(action)):
             raise Problem(405, f"{action.lstrip('/')} takes POST", headers={"Allow": "POST"})
     return env_info(service.env(env_id))
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from environments.base import (
     Environment,
+    EnvironmentGone,
     EnvironmentInputError,
     EnvironmentUnavailable,
     EpisodeFinished,
@@ -117,6 +118,8 @@ class Service:
             raise unavailable_problem(str(exc), exc.why) from None
         except UnknownEnvironment as exc:
             raise Problem(404, str(exc), kind="unknown-environment") from None
+        except EnvironmentGone as exc:
+            raise Problem(410, str(exc), kind="environment-gone") from None
 
     def verifier(self, name: str) -> Verifier:
         """The verifier; a 404 problem for an unknown one, 503 for a disabled one."""

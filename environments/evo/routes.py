@@ -1,0 +1,103 @@
+"""The family's HTTP routes: submissions (admitted in the background), the admitted pool,
+retire and restore. Errors leave as problem documents through the server's handlers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter, BackgroundTasks, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from environments.evo.admission import admit
+from environments.evo.calibration import Rollout
+from environments.evo.contract import MAX_SOURCE_CHARS, code_digest
+from environments.evo.served import POOL
+from environments.evo.settings import EvoSettings
+from environments.evo.store import Store, open_store
+
+router = APIRouter(prefix="/v1/evo", tags=["evo"])
+
+
+class RolloutItem(BaseModel):
+    """A solver's response to one task of the submitted environment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int = Field(..., ge=0, le=2**63 - 1)
+    difficulty: int
+    response: str = Field(..., max_length=100_000)
+
+
+class SubmissionRequest(BaseModel):
+    """An environment module to admit, who submits it, and optional solver rollouts (L4)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(..., min_length=1, max_length=MAX_SOURCE_CHARS)
+    submitter: str = Field("anonymous", min_length=1, max_length=200)
+    rollouts: list[RolloutItem] = Field(default_factory=list, max_length=2000)
+
+
+class SubmissionAccepted(BaseModel):
+    """The id to poll at ``GET /v1/evo/submissions/{id}``."""
+
+    id: str
+    status: str
+
+
+def _store() -> Store:
+    return open_store(EvoSettings.from_environ().store_url)
+
+
+def _admit(submission: str, request: SubmissionRequest) -> None:
+    store = _store()
+    rollouts = [Rollout(r.seed, r.difficulty, r.response) for r in request.rollouts]
+    store.record(submission, admit(request.source, store.pool(), rollouts))
+    POOL.forget()
+
+
+@router.post("/submissions", status_code=202)
+def submit(request: SubmissionRequest, background: BackgroundTasks) -> SubmissionAccepted:
+    """Record the submission and admit it in the background (L1-L5, all in the sandbox)."""
+    submission = _store().submit(request.source, code_digest(request.source), request.submitter)
+    background.add_task(_admit, submission, request)
+    return SubmissionAccepted(id=submission, status="pending")
+
+
+@router.get("/submissions/{submission}")
+def submission_status(submission: str) -> dict[str, Any]:
+    """Status (pending, admitted, rejected, error), the rejecting stage and reason, the per-stage
+    reports and the environment it became."""
+    try:
+        found = _store().submission(submission)
+    except KeyError:
+        raise HTTPException(404, f"no submission {submission!r}") from None
+    return asdict(found)
+
+
+@router.get("/envs")
+def admitted_envs(include_retired: bool = False) -> list[dict[str, Any]]:
+    """The admitted environments (with ``include_retired``, every version ever admitted)."""
+    return [env.public() for env in _store().envs(include_retired=include_retired)]
+
+
+def _set_retired(name: str, retired: bool) -> dict[str, Any]:
+    try:
+        env = _store().set_retired(name, retired)
+    except KeyError:
+        raise HTTPException(404, f"no admitted environment named {name!r}") from None
+    POOL.forget()
+    return env.public()
+
+
+@router.post("/envs/{name}/retire")
+def retire(name: str) -> dict[str, Any]:
+    """Stop serving ``evo/<name>``: its task ids answer 410 until it is restored."""
+    return _set_retired(name, True)
+
+
+@router.post("/envs/{name}/restore")
+def restore(name: str) -> dict[str, Any]:
+    """Serve the newest version of ``evo/<name>`` again."""
+    return _set_retired(name, False)

@@ -1,0 +1,166 @@
+"""Admitted environments served as ``evo/<name>`` through the generic single-turn adapter, their
+code running in the sandbox's warm workers; the store is the one source of truth, so every
+replica and every worker process serves the same ones."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
+
+from environments.base import Environment, EnvironmentGone
+from environments.evo.program import (
+    ProgramFailure,
+    SandboxFailure,
+    run_calls,
+    score_call,
+    task_call,
+)
+from environments.evo.settings import EvoSettings
+from environments.evo.store import StoredEnv, open_store
+from environments.single_turn import SingleTurnEnvironment, Task, TaskFamily
+from verifiers.base import Verifier
+from verifiers.score import Score
+
+PREFIX = "evo/"
+FRESH_S = 1.0
+"""How long a process trusts what it read from the store: a retirement elsewhere reaches every
+replica within this."""
+
+
+class _DifficultyOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _score(source: str) -> Callable[[str, Any, Any], Score]:
+    def check(response: str, reference: Any, options: Any) -> Score:
+        del options
+        try:
+            result = run_calls(source, [score_call(reference["instance"], response)])[0]
+        except SandboxFailure as exc:
+            return Score(None, "error", detail=f"the sandbox failed: {exc}")
+        except ProgramFailure as exc:
+            status: Literal["timeout", "error"] = "timeout" if exc.status == "timeout" else "error"
+            return Score(None, status, detail=f"the environment's score failed: {exc}")
+        if result.error is not None:
+            return Score(None, "error", detail=f"the environment's score raised: {result.error}")
+        if result.value is None:
+            return Score.invalid("no answer could be read (<answer>...</answer>)")
+        value = float(result.value)
+        if not 0.0 <= value <= 1.0:
+            return Score(None, "error", detail=f"the environment scored {value}, outside [0, 1]")
+        return Score.ok(value, detail="" if value >= 1.0 else "not accepted")
+
+    return check
+
+
+class EvoTasks(TaskFamily):
+    """One admitted environment as a task family: tasks and scores from its code."""
+
+    def __init__(self, stored: StoredEnv) -> None:
+        levels = stored.difficulties
+        self.stored = stored
+        self.id = PREFIX + stored.name
+        self.version = str(stored.version)
+        self.description = stored.description
+        self.action_format = stored.answer_format
+
+        def admitted_level(level: int) -> int:
+            if level not in levels:
+                raise ValueError(f"difficulty must be one of {list(levels)}")
+            return level
+
+        # A plain int checked against the levels: task ids carry options as text ("2").
+        self.options_model = create_model(
+            f"Evo_{stored.name}_Options",
+            __base__=_DifficultyOptions,
+            difficulty=(
+                Annotated[int, AfterValidator(admitted_level)],
+                Field(
+                    levels[0],
+                    description=f"Difficulty level, one of {list(levels)}.",
+                    json_schema_extra={"enum": list(levels)},
+                ),
+            ),
+        )
+        self.verifier = Verifier(
+            name=self.id,
+            version=self.version,
+            description=f"The admitted environment's own score, run in the sandbox ({self.id}).",
+            check=_score(stored.source),
+            timeout_s=30.0,
+        )
+
+    def generate(self, seed: int, options: Any) -> Task:
+        """The task from the environment's ``generate``, ``prompt`` and ``reference``, made in
+        the sandbox; raises RuntimeError when it cannot be made (served as ``error``)."""
+        try:
+            result = run_calls(self.stored.source, [task_call(seed, options.difficulty)])[0]
+        except (SandboxFailure, ProgramFailure) as exc:
+            raise RuntimeError(f"{self.id}: the task could not be generated: {exc}") from None
+        if result.error is not None:
+            raise RuntimeError(f"{self.id}: generate raised: {result.error}")
+        task = result.value
+        return Task(
+            prompt=str(task["prompt"]),
+            reference={"instance": task["instance"], "response": task["reference"]},
+            metadata={"difficulty": options.difficulty},
+        )
+
+    def expert_response(self, task: Task) -> str:
+        """The environment's reference response."""
+        return str(task.reference["response"])
+
+
+class EvoPool:
+    """``DynamicEnvironments`` over the store: admitted, unretired environments by name."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._read_at = 0.0
+        self._latest: dict[str, StoredEnv] = {}
+        self._served: dict[tuple[str, int, str], Environment] = {}
+
+    def _fresh(self) -> dict[str, StoredEnv]:
+        with self._lock:
+            if time.monotonic() - self._read_at > FRESH_S:
+                store = open_store(EvoSettings.from_environ().store_url)
+                latest = {env.name: env for env in store.envs(include_retired=True)}
+                self._latest, self._read_at = latest, time.monotonic()
+            return self._latest
+
+    def forget(self) -> None:
+        """Read the store again on the next call (after this process changed it)."""
+        with self._lock:
+            self._read_at = 0.0
+
+    def _served_env(self, stored: StoredEnv) -> Environment:
+        key = (stored.name, stored.version, stored.digest)
+        with self._lock:
+            if key not in self._served:
+                self._served[key] = SingleTurnEnvironment(EvoTasks(stored))
+            return self._served[key]
+
+    def find(self, env_id: str) -> Environment | None:
+        """``evo/<name>`` if admitted; raises ``EnvironmentGone`` when retired."""
+        if not env_id.startswith(PREFIX):
+            return None
+        stored = self._fresh().get(env_id.removeprefix(PREFIX))
+        if stored is None:
+            return None
+        if stored.retired:
+            raise EnvironmentGone(
+                f"{env_id} (version {stored.version}) was retired; POST "
+                f"/v1/evo/envs/{stored.name}/restore serves it again"
+            )
+        return self._served_env(stored)
+
+    def listing(self) -> Sequence[Environment]:
+        """Every admitted environment not retired."""
+        return [self._served_env(s) for s in self._fresh().values() if not s.retired]
+
+
+POOL = EvoPool()
