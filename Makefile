@@ -21,6 +21,8 @@ $(STAMP): pyproject.toml
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 	@# ALFWorld's engine (the alfworld extra) builds Fast Downward and Jericho from source.
 	@command -v g++ >/dev/null && command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq g++ cmake make; }
+	@# benchmarks/load.py drives the server with wrk, a native load generator.
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.
@@ -49,6 +51,7 @@ test: lint types unit
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
 	$(BIN)/python -m benchmarks.step_latency
+	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.opt_verify
 	$(BIN)/python -m benchmarks.sandbox_throughput
 	$(BIN)/python -m benchmarks.sbol_verify

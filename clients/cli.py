@@ -256,6 +256,17 @@ def serve(
             max=65535,
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Server processes sharing the port (any of them serves any call, since state "
+            "lives in tokens); the pool and sandbox workers are split between them. Overrides "
+            "ENVSERVER_SERVER_PROCESSES.",
+            show_default="ENVSERVER_SERVER_PROCESSES, else 1",
+            min=1,
+            max=64,
+        ),
+    ] = None,
 ) -> None:
     """Run the server (settings from ENVSERVER_* variables; see envserver.config). A setting
     that cannot be used is one ``error:`` line and exit code 2."""
@@ -268,6 +279,8 @@ def serve(
         overrides["host"] = host
     if port is not None:
         overrides["port"] = port
+    if workers is not None:
+        overrides["server_processes"] = workers
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
