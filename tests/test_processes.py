@@ -7,8 +7,11 @@ process and move an episode between them.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -31,26 +34,38 @@ def two_processes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServ
         yield server
 
 
-@pytest.fixture(scope="module")
-def pinned(two_processes: LiveServer) -> Iterator[dict[int, httpx.Client]]:
-    """One client per server process, keyed by its pid: new connections are opened until each
-    process has answered one (the kernel hands each accept to either process)."""
+def pin(server: LiveServer, count: int, besides: Collection[int] = ()) -> dict[int, httpx.Client]:
+    """One client per server process, keyed by its pid, for ``count`` processes not in
+    ``besides``: new connections are opened until each has answered one (the kernel hands each
+    accept to any process)."""
     clients: dict[int, httpx.Client] = {}
     deadline = time.monotonic() + 120
-    try:
-        while len(clients) < 2:
-            assert time.monotonic() < deadline, f"{len(clients)} process(es) answered"
-            client = httpx.Client(base_url=two_processes.base_url, timeout=60)
-            health = client.get("/healthz")
-            if health.status_code != 200 or health.json()["process"] in clients:
+    while len(clients) < count:
+        if time.monotonic() > deadline:
+            for client in clients.values():
                 client.close()
-                time.sleep(0.05)
-                continue
-            clients[health.json()["process"]] = client
-        yield clients
-    finally:
-        for client in clients.values():
+            pytest.fail(f"{len(clients)} of {count} server processes answered")
+        client = httpx.Client(base_url=server.base_url, timeout=60)
+        try:
+            health = client.get("/healthz")
+        except httpx.TransportError:
+            health = None
+        pid = health.json()["process"] if health is not None and health.status_code == 200 else 0
+        if not pid or pid in clients or pid in besides:
             client.close()
+            time.sleep(0.05)
+            continue
+        clients[pid] = client
+    return clients
+
+
+@pytest.fixture(scope="module")
+def pinned(two_processes: LiveServer) -> Iterator[dict[int, httpx.Client]]:
+    """One client per server process, keyed by its pid."""
+    clients = pin(two_processes, 2)
+    yield clients
+    for client in clients.values():
+        client.close()
 
 
 def test_each_process_gets_its_share_of_the_workers(pinned: dict[int, httpx.Client]) -> None:
@@ -96,3 +111,32 @@ def test_a_token_from_one_process_is_signed_for_all(pinned: dict[int, httpx.Clie
     assert (
         second.post("/v1/envs/math/step", json={"state": state, "action": "1"}).status_code == 200
     )
+
+
+def test_a_killed_process_loses_no_episode_and_is_replaced(tmp_path: Path) -> None:
+    server = make_server(
+        tmp_path, "--workers", "2", ENVSERVER_POOL_WORKERS="2", ENVSERVER_SANDBOX_WORKERS="2"
+    )
+    with server:
+        clients = pin(server, 2)
+        try:
+            (doomed, first), (survivor, second) = clients.items()
+            options = {"difficulty": "medium", "max_attempts": 3}
+            state = first.post("/v1/envs/math/reset", json={"seed": 5, "options": options})
+            os.kill(doomed, signal.SIGKILL)
+            step = {"state": state.json()["state"], "action": "\\boxed{x}"}
+            moved = second.post("/v1/envs/math/step", json=step)
+            assert moved.status_code == 200, moved.text
+            # uvicorn's supervisor starts a fresh process, which serves the episode on.
+            fresh = pin(server, 1, besides=(doomed, survivor))
+            (client,) = fresh.values()
+            try:
+                step = {"state": moved.json()["state"], "action": "\\boxed{x}"}
+                last = client.post("/v1/envs/math/step", json=step)
+                assert last.status_code == 200, last.text
+                assert last.json()["status"] == "ok"
+            finally:
+                client.close()
+        finally:
+            for each in clients.values():
+                each.close()
