@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from pydantic import BaseModel, ValidationError
@@ -38,6 +38,9 @@ from envserver.wire import (
     VerifyItem,
     VerifyResponse,
 )
+
+if TYPE_CHECKING:
+    from envserver.config import Settings
 
 EXIT_SERVER = 1
 EXIT_USAGE = 2
@@ -267,13 +270,40 @@ def serve(
             max=64,
         ),
     ] = None,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray",
+            help="Deploy to a Ray cluster as a Ray Serve application (the ray extra) and return "
+            "once it is ready; HOST and PORT are then where Serve's proxies listen.",
+            show_default="off: serve here with uvicorn",
+        ),
+    ] = False,
+    ray_address: Annotated[
+        str, typer.Option(help="With --ray: the cluster's address ('auto': this node's).")
+    ] = "auto",
+    replicas: Annotated[
+        int, typer.Option(help="With --ray: replicas (the least, with --max-replicas).", min=1)
+    ] = 1,
+    max_replicas: Annotated[
+        int | None,
+        typer.Option(
+            help="With --ray: autoscale up to this many replicas on requests in flight.",
+            show_default="fixed at --replicas",
+            min=1,
+        ),
+    ] = None,
 ) -> None:
-    """Run the server (settings from ENVSERVER_* variables; see envserver.config). A setting
-    that cannot be used is one ``error:`` line and exit code 2."""
+    """Run the server (settings from ENVSERVER_* variables; see envserver.config), or with --ray
+    deploy it to a Ray cluster (see envserver.ray_serve). A setting that cannot be used is one
+    ``error:`` line and exit code 2."""
     # The server's dependencies load only here, so the client commands stay light.
     from envserver.app import run  # noqa: PLC0415
     from envserver.config import ConfigError, Settings  # noqa: PLC0415
 
+    if ray and workers is not None:
+        # A Ray replica is one server process; Serve scales them.
+        _fail("--workers is for a server on this machine; with --ray use --replicas", EXIT_USAGE)
     overrides: dict[str, Any] = {}
     if host is not None:
         overrides["host"] = host
@@ -286,9 +316,23 @@ def serve(
     except ValidationError as exc:
         _fail("; ".join(_setting_error(e) for e in exc.errors()), EXIT_USAGE)
     try:
-        run(settings)
+        if ray:
+            _deploy_on_ray(settings, ray_address, replicas, max_replicas or replicas)
+        else:
+            run(settings)
     except ConfigError as exc:
         _fail(str(exc), EXIT_USAGE)
+
+
+def _deploy_on_ray(settings: Settings, address: str, replicas: int, max_replicas: int) -> None:
+    try:
+        from envserver.ray_serve import Scaling, deploy  # noqa: PLC0415
+    except ImportError as exc:
+        _fail(f"--ray needs the ray extra ({exc}): pip install 'envserver[ray]'", EXIT_USAGE)
+    if max_replicas < replicas:
+        _fail("--max-replicas must be at least --replicas", EXIT_USAGE)
+    url = deploy(address, Scaling(min_replicas=replicas, max_replicas=max_replicas), settings)
+    typer.echo(f"envserver is served by Ray Serve at {url} (stop it with: serve shutdown)")
 
 
 def _setting_error(error: Any) -> str:

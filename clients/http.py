@@ -34,10 +34,10 @@ from clients.errors import (
 )
 from clients.retry import (
     NO_RETRY,
-    RETRY_STATUSES,
     RETRY_TRANSPORT_ERRORS,
     RetryPolicy,
     retry_after_s,
+    worth_retrying,
 )
 from envserver.wire import (
     BatchResetRequest,
@@ -203,7 +203,7 @@ def _decode(call: _Call[M], response: httpx.Response, attempts: int) -> M:
                     status=status,
                     attempts=attempts,
                 ) from None
-    raise error_for(response, attempts=attempts, retryable=status in RETRY_STATUSES)
+    raise error_for(response, attempts=attempts, retryable=worth_retrying(response))
 
 
 def _delay_before_next(
@@ -215,7 +215,7 @@ def _delay_before_next(
         return None
     if response is None:
         return policy.delay_s(attempt)
-    if response.status_code not in RETRY_STATUSES or is_unavailable(problem_of(response)):
+    if not worth_retrying(response) or is_unavailable(problem_of(response)):
         return None
     return policy.delay_s(attempt, retry_after_s(response))
 

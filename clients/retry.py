@@ -17,6 +17,14 @@ import httpx
 RETRY_STATUSES = frozenset({429, 503})
 """Overloaded (the bounded queue is full) and unavailable: both pass with time."""
 
+GATEWAY_STATUSES = frozenset({500, 502})
+"""What a balancer or Ray Serve's proxy answers when the replica holding the request died or
+could not be reached (nginx: 502; Serve: 500, in plain text). The service's own errors are
+``application/problem+json``; one of these statuses without that body came from in between, and
+another replica can answer the same request."""
+
+PROBLEM_JSON = "application/problem+json"
+
 RETRY_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
     httpx.NetworkError,  # connect, read, write and close errors: the connection failed
     httpx.RemoteProtocolError,  # the server closed a kept-alive connection mid-request
@@ -60,6 +68,15 @@ class RetryPolicy:
 
 
 NO_RETRY = RetryPolicy(attempts=1)
+
+
+def worth_retrying(response: httpx.Response) -> bool:
+    """Whether sending ``response``'s request again may succeed: an overload or unavailability
+    that passes with time, or a gateway's answer for a replica that died mid-request."""
+    if response.status_code in RETRY_STATUSES:
+        return True
+    from_service = response.headers.get("content-type", "").startswith(PROBLEM_JSON)
+    return response.status_code in GATEWAY_STATUSES and not from_service
 
 
 def retry_after_s(response: httpx.Response) -> float | None:

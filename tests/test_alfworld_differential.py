@@ -4,7 +4,7 @@ A bounded sample for CI: one generated game of each task type (small scenes, so 
 engine stays quick), both grammars, with the expert's plan, a random walk mixed with invalid and
 misspelt commands, moves between receptacles sharing a location, object changes with examines
 and slicing, and (on one game) a walk past the 50-step limit. The benchmark-sized run is
-``python -m environments.alfworld.differential --games 1000`` (README: the count it printed).
+``envserver alfworld differential --games 1000`` (README: the count it printed).
 """
 
 from __future__ import annotations

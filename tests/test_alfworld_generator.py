@@ -116,7 +116,7 @@ def test_lists_read_in_descending_numbers() -> None:
 
 def test_shipped_tables_are_the_wheels() -> None:
     pytest.importorskip("alfworld")
-    assert tables_module.main([]) == 0
+    assert tables_module.sync() == 0
 
 
 def test_grammar_0_3_undoes_alfworlds_patch() -> None:

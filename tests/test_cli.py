@@ -101,7 +101,7 @@ def test_entry_points() -> None:
     assert all(command in done.stdout for command in COMMANDS)
 
 
-@pytest.mark.parametrize("family", ["opt", "sbol", "webshop"])
+@pytest.mark.parametrize("family", ["alfworld", "opt", "sbol", "webshop"])
 def test_a_familys_tools_are_subcommands(family: str) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "clients.cli", "--help"],
@@ -121,7 +121,7 @@ def test_every_family_tool_option_says_what_it_does_and_its_default() -> None:
 
     import typer.main
 
-    for family in ("opt", "sbol", "webshop"):
+    for family in ("alfworld", "opt", "sbol", "webshop"):
         group = typer.main.get_command(importlib.import_module(f"environments.{family}.cli").app)
         stack = [(family, group)]
         while stack:
@@ -293,6 +293,12 @@ def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
     # No server is needed: these fail before any request (the URL points nowhere).
     result = run(*args, "--url", f"http://127.0.0.1:{free_port()}")
     assert result.exit_code == 2, result.output
+
+
+def test_serve_workers_are_not_ray_replicas() -> None:
+    result = run("serve", "--ray", "--workers", "2")
+    assert result.exit_code == 2, result.output
+    assert "--replicas" in result.output
 
 
 def test_api_key_and_serve_overrides(keyed_server: LiveServer) -> None:

@@ -23,7 +23,7 @@ from clients.errors import (
     UnexpectedResponseError,
 )
 from clients.http import AsyncEnvServerClient, EnvServerClient
-from clients.retry import NO_RETRY, RetryPolicy, retry_after_s
+from clients.retry import NO_RETRY, RetryPolicy, retry_after_s, worth_retrying
 from envserver.wire import ResetRequest, StepRequest, VerifyItem
 from tests.conftest import make_server
 from tests.server import ROOT, LiveServer, free_port
@@ -392,6 +392,17 @@ def test_retry_after_header_forms() -> None:
     assert retry_after_s(httpx.Response(429)) is None
     with pytest.raises(ValueError, match="attempts"):
         RetryPolicy(attempts=0)
+
+
+def test_a_gateways_answer_for_a_lost_replica_is_retried_and_the_services_errors_are_not() -> None:
+    problem = {"content-type": "application/problem+json"}
+    # Ray Serve's proxy (500, plain text) and nginx (502, HTML) when the replica died mid-request.
+    assert worth_retrying(httpx.Response(500, text="Internal Server Error"))
+    assert worth_retrying(httpx.Response(502, html="<html>Bad Gateway</html>"))
+    assert worth_retrying(httpx.Response(429, headers=problem))
+    assert not worth_retrying(httpx.Response(500, headers=problem, text="{}"))
+    assert not worth_retrying(httpx.Response(504, headers=problem, text="{}"))
+    assert not worth_retrying(httpx.Response(400, text="bad"))
 
 
 # --- what the client package may depend on ------------------------------------------------------

@@ -51,7 +51,7 @@ CORE = Path(__file__).resolve().parents[1] / "envserver"
 UPCOMING = ("alfworld", "sbol", "evo")
 # "code" is also an English word, SandboxFusion's field and an HTML element: these name no family.
 NOT_THE_FAMILY = re.compile(
-    r"exit code|untrusted code|return code|\bcode: str\b|self\.code\b|\bcode = |=code\b"
+    r"exit code|untrusted code|return code|status code|\bcode: str\b|self\.code\b|\bcode = |=code\b"
     r"|</?code\b|^code \{"  # HTML's <code> element and its style
 )
 

@@ -12,12 +12,11 @@ bug in the native engine.
 Needs the ``alfworld`` extra. ``tests/test_alfworld_differential.py`` runs a bounded sample;
 the benchmark-sized run is
 
-    python -m environments.alfworld.differential --games 1000 [--workers 2]
+    envserver alfworld differential --games 1000 [--workers 2]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -354,17 +353,13 @@ def check_case(case: Case) -> Report:
     return check_game(game, case.grammar, engine(), case.seed, names=case.names, longest=20)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the differential check and print the agreement count."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=1000)
-    parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args(argv)
+def run(games: int, first_seed: int = 0, workers: int = 2) -> int:
+    """Run the differential check on ``games`` games, print the agreement count; the exit
+    status: 0 when every sequence agreed."""
     report = Report()
     started = time.perf_counter()
-    with ProcessPoolExecutor(args.workers) as pool:
-        for done, part in enumerate(pool.map(check_case, cases(args.games, args.first_seed)), 1):
+    with ProcessPoolExecutor(workers) as pool:
+        for done, part in enumerate(pool.map(check_case, cases(games, first_seed)), 1):
             report.merge(part)
             for mismatch in part.mismatches:
                 print(mismatch, file=sys.stderr, flush=True)
@@ -380,7 +375,3 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.perf_counter() - started:.0f} s"
     )
     return 0 if not report.mismatches else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

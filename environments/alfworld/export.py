@@ -13,21 +13,20 @@ Grammar 0.3 (the released 2.1.1 games, ReAct's prompts) is the wheel's grammar a
 ALFWorld's own 2.1.1 → 2.1.2 patch (``scripts/patch_tw-pddl.py``) undone: ``put {o} in/on {r}``,
 "You put the ... in/on the ...", "You arrive at {lend.name}." and no ``help`` action.
 
-    python -m environments.alfworld.export OUT --seeds 0-9 [--task-type T] [--split S]
+    envserver alfworld export OUT --seeds 0-9 [--task-type T] [--split S]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 from typing import Any
 
 from environments.alfworld.engine import GrammarVersion
-from environments.alfworld.generator import SPLITS, Game, generate
+from environments.alfworld.generator import Game, Split, generate
 from environments.alfworld.names import mangle
-from environments.alfworld.scenes import SIZES, Difficulty
-from environments.alfworld.tables import TASK_TYPES, TaskType, domain_text, grammar_text, tables
+from environments.alfworld.scenes import Difficulty
+from environments.alfworld.tables import TaskType, domain_text, grammar_text, tables
 
 RELEASE = "json_2.1.1"
 
@@ -191,28 +190,14 @@ def write(game: Game, root: Path, version: GrammarVersion = "0.4") -> Path:
     return path
 
 
-def _seeds(text: str) -> range:
-    first, _, last = text.partition("-")
-    return range(int(first), int(last or first) + 1)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Write generated games in the released layout."""
-    parser = argparse.ArgumentParser(description="Write generated ALFWorld games as its files.")
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--seeds", default="0-9", help="a seed or a range, e.g. 0-99")
-    parser.add_argument("--task-type", choices=TASK_TYPES)
-    parser.add_argument("--split", choices=SPLITS, default="train")
-    parser.add_argument("--difficulty", choices=sorted(SIZES), default="hard")
-    parser.add_argument("--grammar", choices=("0.4", "0.3"), default="0.4")
-    args = parser.parse_args(argv)
-    task_type: TaskType | None = args.task_type
-    difficulty: Difficulty = args.difficulty
-    for seed in _seeds(args.seeds):
-        game = generate(seed, task_type, args.split, difficulty)
-        print(write(game, args.out, args.grammar))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def write_games(
+    out: Path,
+    seeds: range,
+    *,
+    task_type: TaskType | None = None,
+    split: Split = "train",
+    difficulty: Difficulty = "hard",
+    version: GrammarVersion = "0.4",
+) -> list[Path]:
+    """Write the games of ``seeds`` in the released layout under ``out``."""
+    return [write(generate(seed, task_type, split, difficulty), out, version) for seed in seeds]

@@ -1,12 +1,11 @@
 """Statistics of generated games, next to what is known of ALFWorld's released ones: scene
 sizes per difficulty and room, and the expert's success and plan lengths per task type.
 
-    python -m environments.alfworld.statistics [--games 100]   (per task type and split)
+    envserver alfworld statistics [--games 100]   (per task type and split)
 """
 
 from __future__ import annotations
 
-import argparse
 import statistics
 from collections import defaultdict
 
@@ -23,18 +22,15 @@ def _spread(values: list[int]) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Print the tables."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=100, help="per task type and split")
-    args = parser.parse_args(argv)
+def report(games: int) -> None:
+    """Print the tables for ``games`` seeds per task type and split."""
     sizes: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
     plans: dict[str, list[int]] = defaultdict(list)
     wins: dict[str, int] = defaultdict(int)
-    games: dict[str, int] = defaultdict(int)
+    played: dict[str, int] = defaultdict(int)
     for task_type in TASK_TYPES:
         for split in SPLITS:
-            for seed in range(args.games):
+            for seed in range(games):
                 for difficulty in SIZES:
                     game = generate(seed, task_type, split, difficulty)  # type: ignore[arg-type]
                     scene = game.scene
@@ -45,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                     for command in game.walkthrough:
                         run = step(world, run, command, "0.4").run
                     wins[task_type] += won(world, run) and run.steps <= MAX_STEPS
-                    games[task_type] += 1
+                    played[task_type] += 1
                     if difficulty == "hard":
                         plans[task_type].append(len(game.walkthrough))
     print("scene sizes per difficulty and room: receptacles | objects (min median mean max)")
@@ -56,10 +52,5 @@ def main(argv: list[str] | None = None) -> int:
     print("\nexpert: wins within 50 steps (all sizes) | plan length on hard games "
           "(min median mean max)")  # fmt: skip
     for task_type in TASK_TYPES:
-        print(f"{task_type:<32} {wins[task_type]:>5}/{games[task_type]:<5} | "
+        print(f"{task_type:<32} {wins[task_type]:>5}/{played[task_type]:<5} | "
               f"{_spread(plans[task_type])}")  # fmt: skip
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

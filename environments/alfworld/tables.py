@@ -9,13 +9,12 @@ of the 120 floor plans and its receptacles with their interaction poses). ``data
 and ``data/alfred.twl2`` are the wheel's domain and grammar, byte for byte.
 
 The copy ships so that the generator and the native engine run without the heavy ``alfworld``
-extra; ``python -m environments.alfworld.tables --check`` (and a test, where the extra is
+extra; ``envserver alfworld tables`` (and a test, where the extra is
 installed) re-derives it from the wheel and compares.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Mapping
@@ -186,13 +185,11 @@ def _serialise(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=0, sort_keys=True, separators=(",", ":")) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``--write`` regenerates ``data/`` from the wheel; ``--check`` (default) compares."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help="rewrite data/ from the wheel")
-    args = parser.parse_args(argv)
+def sync(write: bool = False) -> int:
+    """Compare ``data/`` with the installed wheel (exit status 1 when out of date), or, with
+    ``write``, regenerate it from the wheel."""
     expected = {TABLES.name: _serialise(derive()), **wheel_files()}
-    if args.write:
+    if write:
         for name, text in expected.items():
             (DATA / name).write_text(text)
         print(f"wrote {', '.join(expected)} to {DATA}")
@@ -203,7 +200,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("data/ matches the installed alfworld wheel")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,225 @@
+"""envserver as a Ray Serve application on a real one-node Ray cluster on loopback, started and
+stopped here: the served-environment contract for every family, an episode carried across
+replicas, and an episode run that survives killing a replica.
+
+The cluster has 2 logical CPUs and 2 replicas of one pool worker each, deployed by
+``envserver serve --ray`` exactly as a user would.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+import yaml
+from ray.serve import Application
+from ray.serve.schema import ServeDeploySchema
+
+from clients.http import EnvServerClient
+from clients.retry import RetryPolicy
+from envserver import ray_serve
+from envserver.config import Settings
+from envserver.registry import get_registry
+from tests.ray_cluster import RayCluster
+from tests.server import ROOT
+from tests.test_contracts import (
+    test_the_served_environment_is_the_registered_one as contract_served_environment,
+)
+
+pytest.importorskip(
+    "ray.serve", reason="the ray extra is not installed: pip install envserver[ray]"
+)
+
+SECRET = "ray-serve-test-secret-0123456789abcdef"
+EPISODE_ENV = "alfworld"  # multi-turn, several expert steps per episode
+REPLICA = "x-envserver-replica"
+REGISTRY = get_registry()
+ENVS = sorted(REGISTRY.envs)
+# A replica that dies mid-request surfaces as a refused or cut connection or a 5xx from Serve's
+# proxy; the client repeats (every v1 call is idempotent) until another replica answers.
+PATIENT = RetryPolicy(attempts=20, backoff_s=0.2, max_backoff_s=2.0)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    cluster = RayCluster(tmp_path_factory.mktemp("ray"), cpus=2)
+    try:
+        cluster.start()
+    except (RuntimeError, OSError) as exc:
+        pytest.skip(f"Ray could not start here: {exc}")
+    try:
+        cluster.deploy(SECRET, replicas=2)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def base_url(ray_cluster: RayCluster) -> str:
+    """The Ray deployment's URL: the contract check below runs against it."""
+    return ray_cluster.base_url
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_the_ray_deployment_serves_the_registered_environment(env_id: str, base_url: str) -> None:
+    if env_id in REGISTRY.disabled:
+        pytest.skip(f"{env_id} is disabled here: {REGISTRY.disabled[env_id].reason}")
+    contract_served_environment(env_id, base_url)
+
+
+def _expert_episode(client: EnvServerClient, seed: int) -> float | None:
+    """Play ``EPISODE_ENV`` to its end with the expert, checking each step against the
+    environment in this process; the last reward."""
+    environment = REGISTRY.envs[EPISODE_ENV]
+    local = environment.reset(seed, environment.spec.options_model()).state
+    state: str | None = client.reset(EPISODE_ENV, seed=seed).state
+    reward = None
+    for _ in range(100):
+        assert state is not None
+        action = environment.expert_action(local)
+        step = client.step(EPISODE_ENV, state, action)
+        expected = environment.step(local, action)
+        assert (step.reward, step.terminated) == (expected.score.reward, expected.terminated)
+        state, local, reward = step.state, expected.state, step.reward
+        if step.terminated or step.truncated:
+            break
+    return reward
+
+
+def test_an_episode_continues_on_another_replica(base_url: str) -> None:
+    environment = REGISTRY.envs[EPISODE_ENV]
+    with httpx.Client(base_url=base_url, timeout=120) as http:
+        reset = http.post(f"/v1/envs/{EPISODE_ENV}/reset", json={"seed": 3})
+        first = reset.headers[REPLICA]
+        local = environment.reset(3, environment.spec.options_model()).state
+        action = environment.expert_action(local)
+        expected = environment.step(local, action)
+        # Serve routes each request to the less loaded of two random replicas: step the same
+        # state until another replica answers, and every answer must be the same step.
+        answered = {first}
+        for _ in range(50):
+            step = http.post(
+                f"/v1/envs/{EPISODE_ENV}/step",
+                json={"state": reset.json()["state"], "action": action},
+            )
+            assert step.status_code == 200, step.text
+            body = step.json()
+            assert body["observation"] == expected.observation
+            assert body["reward"] == expected.score.reward
+            answered.add(step.headers[REPLICA])
+            if len(answered) > 1:
+                break
+    assert len(answered) == 2, f"only {answered} answered"
+
+
+def test_killing_a_replica_mid_run_loses_no_episode(ray_cluster: RayCluster) -> None:
+    replicas = ray_cluster.replica_processes()
+    assert len(replicas) == 2, replicas
+    players = 4
+    rewards: list[float | None] = []
+    after_kill = [0] * players
+    failures: list[BaseException] = []
+    killed, stop = threading.Event(), threading.Event()
+
+    def play(player: int) -> None:
+        try:
+            with EnvServerClient(ray_cluster.base_url, timeout=120, retry=PATIENT) as client:
+                for seed in range(player * 10_000, (player + 1) * 10_000):
+                    if stop.is_set():
+                        return
+                    during = killed.is_set()
+                    rewards.append(_expert_episode(client, seed))
+                    after_kill[player] += during
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=play, args=(player,)) for player in range(players)]
+    for thread in threads:
+        thread.start()
+    try:
+        # Episodes are under way on both replicas when one of them dies; then every player
+        # plays whole episodes on what is left (and on the replica Serve starts instead).
+        assert _wait_for(lambda: len(rewards) >= 8 or bool(failures), 60), "no episode ended"
+        replicas[0].send_signal(signal.SIGKILL)
+        killed.set()
+        _wait_for(lambda: min(after_kill) >= 3 or bool(failures), 120)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=120)
+    assert not failures, failures
+    assert min(after_kill) >= 3, after_kill
+    assert set(rewards) == {1.0}, rewards
+    # Serve puts a new replica in the dead one's place.
+
+    def replaced() -> bool:
+        now = {process.pid for process in ray_cluster.replica_processes()}
+        return len(now) == 2 and replicas[0].pid not in now
+
+    assert _wait_for(replaced, 120), ray_cluster.replica_processes()
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_serve_ray_refuses_to_deploy_without_a_shared_secret() -> None:
+    # Checked before any cluster is reached: replicas with key files of their own would each
+    # refuse the others' tokens.
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("ENVSERVER_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "clients.cli", "serve", "--ray", "--ray-address", "127.0.0.1:1"],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: ENVSERVER_SECRET must be set for Ray Serve"), done.stderr
+
+
+def test_the_documented_serve_config_deploys_this_application(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = (ROOT / "deploy" / "README.md").read_text()
+    (block,) = re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)
+    config = ServeDeploySchema.model_validate(yaml.safe_load(block))
+    (app,) = config.applications
+    module, _, name = app.import_path.partition(":")
+    builder = getattr(importlib.import_module(module), name)
+    assert builder is ray_serve.build
+    # Serve runs the builder with the application's runtime_env; so does this test.
+    for variable, value in app.runtime_env["env_vars"].items():
+        monkeypatch.setenv(variable, value)
+    assert isinstance(builder(app.args), Application)
+
+
+def test_a_replica_range_autoscales_on_requests_in_flight_and_asks_for_its_pools_cpus() -> None:
+    settings = Settings(secret=SECRET, pool_workers=3)
+    fixed = ray_serve.Scaling(min_replicas=2, max_replicas=2).options(settings)
+    assert fixed["num_replicas"] == 2
+    assert "autoscaling_config" not in fixed
+    assert fixed["ray_actor_options"] == {"num_cpus": 3}
+    ranged = ray_serve.Scaling(min_replicas=1, max_replicas=8).options(settings)
+    assert "num_replicas" not in ranged
+    assert ranged["autoscaling_config"] == {
+        "min_replicas": 1,
+        "max_replicas": 8,
+        "target_ongoing_requests": 32.0,
+    }
