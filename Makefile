@@ -23,6 +23,8 @@ $(STAMP): pyproject.toml
 	@command -v g++ >/dev/null && command -v cmake >/dev/null || { apt-get update -qq && apt-get install -y -qq g++ cmake make; }
 	@# EvoEnv's store test starts a real PostgreSQL server (initdb, pg_ctl) from Debian's package.
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq postgresql; }
+	@# benchmarks/load.py drives the server with wrk, a native load generator.
+	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.
@@ -51,6 +53,7 @@ test: lint types unit
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
 	$(BIN)/python -m benchmarks.step_latency
+	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.opt_verify
 	$(BIN)/python -m benchmarks.sandbox_throughput
 	$(BIN)/python -m benchmarks.sbol_verify

@@ -31,10 +31,11 @@ def math_items(count: int, first_seed: int) -> list[tuple[str, str]]:
     return items
 
 
-def server(workers: int, **env: str) -> LiveServer:
-    """A server with ``workers`` pool processes in a temporary directory (not started)."""
+def server(workers: int, *args: str, **env: str) -> LiveServer:
+    """A server with ``workers`` pool processes in a temporary directory, started with
+    ``serve *args`` (not started)."""
     workdir = Path(tempfile.mkdtemp(prefix=f"envserver-bench-{workers}w-"))
-    return LiveServer(workdir, ENVSERVER_POOL_WORKERS=str(workers), **env)
+    return LiveServer(workdir, *args, ENVSERVER_POOL_WORKERS=str(workers), **env)
 
 
 def percentile(values: list[float], q: float) -> float:

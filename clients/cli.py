@@ -259,6 +259,17 @@ def serve(
             max=65535,
         ),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Server processes sharing the port (any of them serves any call, since state "
+            "lives in tokens); the pool and sandbox workers are split between them. Overrides "
+            "ENVSERVER_SERVER_PROCESSES.",
+            show_default="ENVSERVER_SERVER_PROCESSES, else 1",
+            min=1,
+            max=64,
+        ),
+    ] = None,
     ray: Annotated[
         bool,
         typer.Option(
@@ -290,11 +301,16 @@ def serve(
     from envserver.app import run  # noqa: PLC0415
     from envserver.config import ConfigError, Settings  # noqa: PLC0415
 
+    if ray and workers is not None:
+        # A Ray replica is one server process; Serve scales them.
+        _fail("--workers is for a server on this machine; with --ray use --replicas", EXIT_USAGE)
     overrides: dict[str, Any] = {}
     if host is not None:
         overrides["host"] = host
     if port is not None:
         overrides["port"] = port
+    if workers is not None:
+        overrides["server_processes"] = workers
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:

@@ -149,6 +149,19 @@ class Expandable(Protocol):
 
 
 @runtime_checkable
+class CheapReset(Protocol):
+    """An environment some of whose resets are cheap: bounded by design (a seeded generation
+    with no search, no solver and no input from the caller beyond validated options) and well
+    under a millisecond. The server runs those in its own process, skipping the pool hop that
+    costs twenty times the work; anything that may hang or grow stays on the pool under its
+    hard time limit."""
+
+    def cheap_reset(self, options: BaseModel) -> bool:
+        """Whether resetting with ``options`` is cheap in that sense, whatever the seed."""
+        ...
+
+
+@runtime_checkable
 class SingleTurnScoring(Protocol):
     """An environment that can score one response for a task without an episode."""
 

@@ -69,6 +69,12 @@ class TaskFamily(ABC):
     def expert_response(self, task: Task) -> str:
         """A response that earns the full reward."""
 
+    def cheap_generation(self, options: Any) -> bool:
+        """Whether ``generate`` with ``options`` is cheap for every seed: bounded by design and
+        well under a millisecond (see ``environments.base.CheapReset``). Only then does the
+        server generate in its own process instead of on the pool; say so only when it holds."""
+        return False
+
 
 class _AttemptOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -113,10 +119,7 @@ class SingleTurnEnvironment:
         return self._spec
 
     def _generate(self, seed: int, options: BaseModel) -> Task:
-        task_options = self._family.options_model.model_validate(
-            options.model_dump(exclude={"max_attempts"})
-        )
-        return self._family.generate(seed, task_options)
+        return self._family.generate(seed, self._family_options(options))
 
     def _options_from_state(self, state: JSONValue) -> tuple[int, BaseModel, int]:
         try:
@@ -132,6 +135,15 @@ class SingleTurnEnvironment:
     def _score(self, task: Task, response: str) -> Score:
         verifier = self._family.verifier
         return verifier(response, task.reference, verifier.options_model(**task.verifier_options))
+
+    def _family_options(self, options: BaseModel) -> Any:
+        return self._family.options_model.model_validate(
+            options.model_dump(exclude={"max_attempts"})
+        )
+
+    def cheap_reset(self, options: BaseModel) -> bool:
+        """A reset is a generation: cheap when the family says its generation is."""
+        return self._family.cheap_generation(self._family_options(options))
 
     def reset(self, seed: int, options: BaseModel) -> ResetResult:
         """The task's prompt; the state records the task and the attempts used."""

@@ -8,6 +8,7 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi_offline import FastAPIOffline
@@ -49,8 +50,9 @@ DOCS_ASSETS = "/docs/assets"
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The app for ``settings`` (from the environment by default). The worker pool starts with
-    the app's lifespan and stops with it."""
-    settings = settings or Settings()
+    the app's lifespan and stops with it; it and the sandbox get this process's share of the
+    workers when ``server_processes`` share the port."""
+    settings = (settings or Settings()).share()
     # Secrets first: a setting that cannot be used stops the start before anything is loaded.
     tokens = StateTokens(load_signing_keys(settings), max_state_bytes=settings.max_state_bytes)
     api_keys = load_api_keys(settings)
@@ -126,17 +128,28 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def run(settings: Settings | None = None) -> None:
-    """Serve with uvicorn on ``settings.host:settings.port``."""
+    """Serve with uvicorn on ``settings.host:settings.port``: one process, or
+    ``settings.server_processes`` processes accepting on one socket (uvicorn's supervisor binds
+    it, starts each process fresh, and replaces any that dies)."""
     import uvicorn  # noqa: PLC0415 - only the serving path needs it
 
     settings = settings or Settings()
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": settings.log_level,
+        "access_log": False,
+    }
+    if settings.server_processes == 1:
+        uvicorn.run(create_app(settings), **options)
+        return
+    # Every process must sign with one key: a key file is generated here, once, before they
+    # start, and they read the settings this command resolved from their environment.
+    load_signing_keys(settings)
+    os.environ.update(settings.environment())
     uvicorn.run(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        access_log=False,
+        f"{__name__}:create_app", factory=True, workers=settings.server_processes, **options
     )

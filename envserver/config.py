@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from sandbox.backends import SandboxConfig, memory_share
+
 
 class ConfigError(ValueError):
     """A setting that cannot be used (a secret too short, an unreadable key file): the server
@@ -17,6 +19,10 @@ class ConfigError(ValueError):
 
 def _default_pool_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)))
+
+
+def _plain(value: Any) -> str:
+    return value.get_secret_value() if isinstance(value, SecretStr) else str(value)
 
 
 class Settings(BaseSettings):
@@ -41,8 +47,18 @@ class Settings(BaseSettings):
         description="Bearer keys, each 'name:key' or 'key'. Empty with no api_keys_file: open.",
     )
     api_keys_file: Path | None = Field(None, description="One 'name:key' or 'key' per line.")
+    server_processes: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Server processes sharing the port (state lives in tokens, so any process "
+        "serves any call). The pool and sandbox workers below are split between them.",
+    )
     pool_workers: int = Field(
-        default_factory=_default_pool_workers, ge=1, le=256, description="Worker processes."
+        default_factory=_default_pool_workers,
+        ge=1,
+        le=256,
+        description="Worker processes, in all (each server process gets its share, at least 1).",
     )
     max_queue_items: int = Field(
         4096, ge=1, description="Items waiting or running in the pool before answering 429."
@@ -70,7 +86,11 @@ class Settings(BaseSettings):
         "else local namespaces, else weak isolation; 'local' refuses to fall back.",
     )
     sandbox_workers: int = Field(
-        0, ge=0, le=256, description="Warm sandbox workers; 0 means twice the CPU count."
+        0,
+        ge=0,
+        le=256,
+        description="Warm sandbox workers, in all (split like pool_workers); 0 means twice the "
+        "CPU count.",
     )
     sandbox_docker_image: str = Field(
         "envserver-sandbox:latest", description="Image of the docker backend's workers."
@@ -110,6 +130,35 @@ class Settings(BaseSettings):
         description="With API keys configured, /metrics needs one too (its labels name the "
         "keys' owners). Set false for a scraper on a trusted network.",
     )
+
+    def share(self) -> Settings:
+        """The settings one of ``server_processes`` processes runs with: its share of the pool
+        and sandbox workers (rounded up), and the memory cap of one sandbox run computed from
+        all of them, so N processes use the machine as one would."""
+        n = self.server_processes
+        if n == 1:
+            return self
+        sandbox_total = SandboxConfig(workers=self.sandbox_workers).size()
+        return self.model_copy(
+            update={
+                "pool_workers": -(-self.pool_workers // n),
+                "sandbox_workers": -(-sandbox_total // n),
+                "sandbox_max_memory_mb": self.sandbox_max_memory_mb or memory_share(sandbox_total),
+            }
+        )
+
+    def environment(self) -> dict[str, str]:
+        """These settings as ``ENVSERVER_*`` variables: how the server's processes, each
+        started fresh, receive the settings the command line resolved."""
+        values: dict[str, str] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, list):
+                value = ",".join(_plain(item) for item in value)
+            values[f"ENVSERVER_{name.upper()}"] = _plain(value)
+        return values
 
     @field_validator("api_keys", "previous_secrets", "plugins", mode="before")
     @classmethod

@@ -4,6 +4,10 @@ Each item is its own pool task so that a hung item is killed alone (pebble stops
 starts a fresh one) while the other items of its batch and other requests carry on. The event
 loop only schedules and awaits.
 
+Calls marked ``inline`` (work that is cheap by its family's own declaration, such as a seeded
+task generation) run in the server process instead, a few at a time between yields to the event
+loop: the pool hop costs twenty times such work.
+
 Nothing one item carries may take the pool down: arguments are pickled here, before they reach
 the pool's scheduling thread, and results are pickled by the worker, so a value that cannot
 cross (too deep, not picklable) fails its own item alone. If the pool breaks anyway (its helper
@@ -21,6 +25,7 @@ import multiprocessing
 import pickle
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures.process import BrokenProcessPool
@@ -32,6 +37,9 @@ from pebble import ProcessExpired, ProcessPool
 T = TypeVar("T")
 log = logging.getLogger("envserver")
 _PICKLE = pickle.HIGHEST_PROTOCOL
+INLINE_SLICE = 8
+"""Inline calls run this many at a time between yields to the event loop, so a batch of cheap
+items never holds the loop longer than a few of them take."""
 
 
 class Overloaded(Exception):
@@ -56,11 +64,13 @@ class PoolBroken(RuntimeError):
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One pool task: ``fn(*args)`` with a hard wall-clock limit."""
+    """One pool task: ``fn(*args)`` with a hard wall-clock limit; or, when ``inline``, work
+    declared cheap (bounded by design, well under a millisecond), run in this process."""
 
     fn: Callable[..., T]
     args: tuple[Any, ...]
     timeout_s: float
+    inline: bool = False
 
 
 @dataclass(frozen=True)
@@ -207,26 +217,38 @@ class Executor:
         ``PoolUnavailable``.
 
         Cancelling the awaiting task (a whole-request deadline) cancels the pending calls.
+        Inline calls neither take a place in the queue nor need the pool.
         """
-        self.reserve(len(calls))
-        self.in_flight += len(calls)
-        futures: list[Future[bytes] | Outcome[T]] = []
+        pooled = sum(not call.inline for call in calls)
+        if pooled:
+            self.reserve(pooled)
+        self.in_flight += pooled
+        futures: list[Future[bytes] | Outcome[T] | None] = []
         try:
             started = time.perf_counter()
             for call in calls:
-                futures.append(self._schedule(call))
+                futures.append(None if call.inline else self._schedule(call))
+            # The pool's items run meanwhile.
+            done = 0
+            for index, call in enumerate(calls):
+                if call.inline:
+                    futures[index] = _run_inline(call)
+                    done += 1
+                    if done % INLINE_SLICE == 0:
+                        await asyncio.sleep(0)
             pending = [f for f in futures if isinstance(f, Future)]
             finished = iter(await _all_done(pending))
             return [
                 self._outcome(f, call, next(finished) - started) if isinstance(f, Future) else f
                 for f, call in zip(futures, calls, strict=True)
+                if f is not None
             ]
         finally:
             for future in futures:
                 if isinstance(future, Future):
                     future.cancel()
                     self._futures.discard(future)
-            self.in_flight -= len(calls)
+            self.in_flight -= pooled
 
     def _schedule(self, call: Call[T]) -> Future[bytes] | Outcome[T]:
         try:
@@ -267,6 +289,17 @@ class Executor:
             return Outcome("error", detail=detail, seconds=seconds)
         detail = f"{type(error).__name__}: {error}"
         return Outcome("error", detail=detail, raised=error, seconds=seconds)
+
+
+def _run_inline(call: Call[T]) -> Outcome[T]:
+    started = time.perf_counter()
+    try:
+        value = call.fn(*call.args)
+    except Exception as exc:  # the caller maps it, as it maps what a worker raised
+        exc.traceback = traceback.format_exc()  # type: ignore[attr-defined]  # as pebble does
+        detail = f"{type(exc).__name__}: {exc}"
+        return Outcome("error", detail=detail, raised=exc, seconds=time.perf_counter() - started)
+    return Outcome("ok", value=value, seconds=time.perf_counter() - started)
 
 
 def _stop(pool: ProcessPool) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
@@ -163,6 +165,7 @@ async def healthz(request: Request, response: Response) -> Health:
         envs=len(service.registry.envs),
         sandbox=host.isolation,
         sandbox_workers=sandbox.alive,
+        process=os.getpid(),
     )
 
 

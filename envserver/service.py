@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from environments.base import (
+    CheapReset,
     Environment,
     EnvironmentGone,
     EnvironmentInputError,
@@ -276,11 +277,13 @@ class Service:
                         ),
                     )
                 )
+        timeout = self._timeout(None, env.spec.timeout_s)
         calls = [
             Call(
                 worker.reset,
                 (env_id, seed, options.model_dump(mode="json")),
-                self._timeout(None, env.spec.timeout_s),
+                timeout,
+                inline=isinstance(env, CheapReset) and env.cheap_reset(options),
             )
             for seed, options in plans
         ]

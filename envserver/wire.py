@@ -272,3 +272,8 @@ class Health(WireReply):
         None, description="The sandbox's isolation level: full, container, weak or unavailable."
     )
     sandbox_workers: int | None = Field(None, description="Sandbox workers alive now.")
+    process: int | None = Field(
+        None,
+        description="The id of the server process that answered (one of ENVSERVER_SERVER_"
+        "PROCESSES; any of them serves any call).",
+    )

@@ -29,9 +29,10 @@ TEST_PLUGINS = {
 }
 
 
-def make_server(workdir: Path, **env: str) -> LiveServer:
-    """A server configured like the shared one, plus ``env``; not started."""
-    return LiveServer(workdir, **{**TEST_PLUGINS, **env})
+def make_server(workdir: Path, *args: str, **env: str) -> LiveServer:
+    """A server configured like the shared one, plus ``env``, started with ``serve *args``;
+    not started."""
+    return LiveServer(workdir, *args, **{**TEST_PLUGINS, **env})
 
 
 @pytest.fixture(scope="session")

@@ -27,9 +27,11 @@ class LiveServer:
     """``envserver serve`` as its own process, configured through ``ENVSERVER_*`` variables.
 
     ``start`` waits for ``/readyz``; the server's output goes to ``<workdir>/server.log``.
+    ``args`` are options of ``serve`` (``--workers 2``).
     """
 
-    def __init__(self, workdir: Path, **env: str) -> None:
+    def __init__(self, workdir: Path, *args: str, **env: str) -> None:
+        self.args = args
         workdir.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -49,7 +51,7 @@ class LiveServer:
         """Start and wait until ready; raises RuntimeError with the server's log otherwise."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "clients.cli", "serve"],
+                [sys.executable, "-m", "clients.cli", "serve", *self.args],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,

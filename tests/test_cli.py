@@ -295,6 +295,12 @@ def test_usage_errors_exit_2(args: tuple[str, ...]) -> None:
     assert result.exit_code == 2, result.output
 
 
+def test_serve_workers_are_not_ray_replicas() -> None:
+    result = run("serve", "--ray", "--workers", "2")
+    assert result.exit_code == 2, result.output
+    assert "--replicas" in result.output
+
+
 def test_api_key_and_serve_overrides(keyed_server: LiveServer) -> None:
     url = keyed_server.base_url
     anonymous = run("envs", "--url", url)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -9,6 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from envserver.executor import Call, Executor
 from tests.conftest import make_server
 from tests.server import LiveServer
 
@@ -154,3 +157,21 @@ def test_metrics_record_worker_failures(http: httpx.Client) -> None:
     verify(http, "test.spin", "spin")
     text = http.get("/metrics").text
     assert 'envserver_worker_failures_total{reason="timeout"}' in text
+
+
+def test_inline_calls_run_here_take_no_queue_place_and_keep_their_errors() -> None:
+    executor = Executor(1, max_queue_items=1)
+    try:
+        calls = [Call(os.getpid, (), 5, inline=True)] * 20 + [
+            Call(int, ("x",), 5, inline=True),
+            Call(os.getpid, (), 5),
+        ]
+        outcomes = asyncio.run(executor.run(calls))
+    finally:
+        executor.close()
+    assert [o.value for o in outcomes[:20]] == [os.getpid()] * 20
+    assert outcomes[20].status == "error"
+    assert isinstance(outcomes[20].raised, ValueError)  # for the service to map, as a worker's
+    assert outcomes[21].status == "ok"
+    assert outcomes[21].value not in (None, os.getpid())
+    assert executor.in_flight == 0

@@ -41,7 +41,9 @@ class Bad:
 
 def _bad_requests() -> list[Bad]:
     big = {"verifier": "math", "items": [{**ITEM, "response": "x" * 70_000}]}  # > 64 KiB
-    four = {"items": [{}] * 4}  # more than the 3 items the restricted pool queues
+    # More than the 3 items the restricted pool queues (hard math is generated on the pool; easy
+    # and medium are cheap, made in the server process, and take no place in its queue).
+    four = {"items": [{"options": {"difficulty": "hard"}}] * 4}
     slow = {"verifier": "test.sleep", "timeout_s": 10, "items": [{**ITEM, "response": "sleep:3"}]}
     by_disabled_task = {"items": [{"response": "x", "task_id": "sva/nl2sva-human@1/3"}]}
     run_code = {"code": "print(1)", "language": "python"}

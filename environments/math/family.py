@@ -71,6 +71,12 @@ class MathTasks(TaskFamily):
             metadata={"difficulty": options.difficulty, "kind": kind},
         )
 
+    def cheap_generation(self, options: Any) -> bool:
+        """Easy and medium tasks are integer and fraction arithmetic on small random numbers
+        (p99 under 0.1 ms, no search); hard ones solve quadratics and integrals with sympy,
+        whose first calls on a new expression take up to a tenth of a second."""
+        return isinstance(options, MathTaskOptions) and options.difficulty != "hard"
+
     def expert_response(self, task: Task) -> str:
         """A short response that ends with the reference answer boxed."""
         return (
