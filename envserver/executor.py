@@ -1,38 +1,44 @@
 """The process pool that runs all CPU-heavy work, with hard per-item timeouts and backpressure.
 
-Each item is its own pool task so that a hung item is killed alone (pebble stops the worker and
-starts a fresh one) while the other items of its batch and other requests carry on. The event
-loop only schedules and awaits.
+Each worker is a process of its own (forked from a fork server that has imported the families)
+holding one item at a time. The event loop itself reads the workers' pipes and keeps each item's
+deadline as a loop timer, so a call crosses two pipes and nothing else: no helper threads, no
+hand-offs between threads (the pool this replaced spent a third of the server's time in them).
+An item past its deadline, or whose request was cancelled, has its worker killed and replaced
+while the other items of its batch and other requests carry on.
 
 Calls marked ``inline`` (work that is cheap by its family's own declaration, such as a seeded
 task generation) run in the server process instead, a few at a time between yields to the event
-loop: the pool hop costs twenty times such work.
+loop: even this hop costs several times such work.
 
-Nothing one item carries may take the pool down: arguments are pickled here, before they reach
-the pool's scheduling thread, and results are pickled by the worker, so a value that cannot
-cross (too deep, not picklable) fails its own item alone. If the pool breaks anyway (its helper
-threads die, its fork server or channel fails), a watchdog replaces it: the items in flight end
-with ``error``, requests meanwhile answer ``PoolUnavailable`` (503, retryable), and ``healthy``
-turns false if a replacement cannot be built, so an orchestrator restarts the process.
+Nothing one item carries may take the pool down: arguments are pickled here and results (or
+what the item raised) by the worker, so a value that cannot cross (too deep, not picklable)
+fails its own item alone. A worker that dies is replaced; its item ends with ``error``. When no
+worker can be started, queued items end with ``error``, requests answer ``PoolUnavailable``
+(503, retryable) and ``healthy`` turns false once starts keep failing, so an orchestrator
+restarts the process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import functools
 import logging
 import multiprocessing
 import pickle
-import threading
+import signal
+import socket
+import struct
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, InvalidStateError
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from multiprocessing.process import BaseProcess
 from typing import Any, Generic, Literal, TypeVar
-
-from pebble import ProcessExpired, ProcessPool
 
 T = TypeVar("T")
 log = logging.getLogger("envserver")
@@ -40,6 +46,15 @@ _PICKLE = pickle.HIGHEST_PROTOCOL
 INLINE_SLICE = 8
 """Inline calls run this many at a time between yields to the event loop, so a batch of cheap
 items never holds the loop longer than a few of them take."""
+
+# Messages on a worker's socket are a length and that many bytes. A worker's start with one of
+# these bytes.
+_LENGTH = struct.Struct("!Q")
+_READY = b"S"  # started: the initializer ran, items may come
+_RESULT = b"R"  # followed by the pickled result
+_RAISED = b"E"  # followed by the pickled exception the item raised
+_PR_SET_PDEATHSIG = 1  # prctl(2)
+_RECEIVE_CHUNK = 1 << 18
 
 
 class Overloaded(Exception):
@@ -51,7 +66,7 @@ class Overloaded(Exception):
 
 
 class PoolUnavailable(Exception):
-    """The pool broke and is being replaced; the caller should retry after ``retry_after_s``."""
+    """No worker can be started now; the caller should retry after ``retry_after_s``."""
 
     def __init__(self, reason: str, retry_after_s: int) -> None:
         super().__init__(reason)
@@ -59,7 +74,15 @@ class PoolUnavailable(Exception):
 
 
 class PoolBroken(RuntimeError):
-    """Set on the items that were in flight in a pool that broke."""
+    """Set on queued items when no worker can be started to run them, or the pool closed."""
+
+
+class WorkerDied(RuntimeError):
+    """Set on the item a worker held when its process ended."""
+
+    def __init__(self, exitcode: int | None) -> None:
+        super().__init__(f"the worker process died (exit code {exitcode})")
+        self.exitcode = exitcode
 
 
 @dataclass(frozen=True)
@@ -85,9 +108,12 @@ class Outcome(Generic[T]):
     seconds: float = 0.0
 
 
-def invoke(payload: bytes) -> bytes:
-    """Worker side of a call: unpickle ``(fn, args)``, run it, pickle the result here, where a
-    result that cannot be pickled fails its own item (an exception the pool carries back)."""
+# --- the worker's side ------------------------------------------------------------------------
+
+
+def invoke(payload: bytes | bytearray) -> bytes:
+    """Run one pickled ``(fn, args)``; the pickled result, pickled here, where a result that
+    cannot be pickled fails its own item."""
     fn, args = pickle.loads(payload)  # noqa: S301 - the server's own payload
     result = fn(*args)
     try:
@@ -99,9 +125,154 @@ def invoke(payload: bytes) -> bytes:
         ) from None
 
 
+def _pickle_raised(exc: Exception) -> bytes:
+    """``exc`` with its traceback as text, or a plain stand-in when it cannot make the trip
+    (an exception class whose arguments do not survive pickling)."""
+    exc.traceback = traceback.format_exc()  # type: ignore[attr-defined]  # logged by the server
+    try:
+        data = pickle.dumps(exc, _PICKLE)
+        pickle.loads(data)  # noqa: S301 - our own bytes, checked while the cause is at hand
+    except Exception as bad:
+        stand_in = RuntimeError(
+            f"{type(exc).__name__}: {exc} (the exception cannot be sent back: {bad})"
+        )
+        stand_in.traceback = exc.traceback  # type: ignore[attr-defined]
+        data = pickle.dumps(stand_in, _PICKLE)
+    return data
+
+
+def _die_with_parent() -> None:
+    """Have the kernel kill this worker when its parent, the fork server, dies: the server then
+    reads exit status 255 for every worker and replaces them all, so none may live on."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _receive_exactly(sock: socket.socket, size: int) -> bytearray | None:
+    """``size`` bytes from ``sock`` (blocking), or None when the server hung up first."""
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        received = sock.recv_into(view[got:])
+        if not received:
+            return None
+        got += received
+    return buffer
+
+
+def _serve(sock: socket.socket, initializer: Callable[[], None] | None) -> None:
+    """A worker process: after the initializer, one item at a time until the server is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
+    _die_with_parent()
+    sock.setblocking(True)
+    if initializer is not None:
+        initializer()
+    sock.sendall(_LENGTH.pack(len(_READY)) + _READY)
+    while True:
+        try:
+            header = _receive_exactly(sock, _LENGTH.size)
+            payload = header and _receive_exactly(sock, _LENGTH.unpack(header)[0])
+        except OSError:
+            payload = None
+        if payload is None:
+            return
+        try:
+            reply = _RESULT + invoke(payload)
+        except Exception as exc:  # the server maps it: bad input, or a family's bug
+            reply = _RAISED + _pickle_raised(exc)
+        sock.sendall(_LENGTH.pack(len(reply)) + reply)
+
+
+# --- the server's side ------------------------------------------------------------------------
+
+
+class _Channel:
+    """The server's end of a worker's socket, non-blocking (as the event loop needs it; uvloop
+    makes every descriptor it watches so): whole messages are cut out of what has arrived, and a
+    message that does not fit in the socket at once is finished when it drains, so the loop
+    never waits for a worker."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+        self._inbox = bytearray()
+        self._outbox = memoryview(b"")
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    @property
+    def closed(self) -> bool:
+        return self.sock.fileno() < 0
+
+    def receive(self) -> list[bytes]:
+        """The messages completed by what can be read now; EOFError once the worker hung up."""
+        while True:
+            try:
+                chunk = self.sock.recv(_RECEIVE_CHUNK)
+            except BlockingIOError:
+                break
+            if not chunk:
+                raise EOFError
+            self._inbox += chunk
+            if len(chunk) < _RECEIVE_CHUNK:
+                break
+        messages = []
+        inbox = self._inbox
+        while len(inbox) >= _LENGTH.size:
+            end = _LENGTH.size + _LENGTH.unpack_from(inbox)[0]
+            if len(inbox) < end:
+                break
+            messages.append(bytes(inbox[_LENGTH.size : end]))
+            del inbox[:end]
+        return messages
+
+    def send(self, payload: bytes) -> bool:
+        """Start sending ``payload``; False when the rest waits for ``flush`` (one message at a
+        time: a worker holds one item)."""
+        data = memoryview(_LENGTH.pack(len(payload)) + payload)
+        self._outbox = data[self._write(data) :]
+        return not self._outbox
+
+    def flush(self) -> bool:
+        """Send more of the waiting message; True once it is all sent."""
+        self._outbox = self._outbox[self._write(self._outbox) :]
+        return not self._outbox
+
+    def _write(self, data: memoryview) -> int:
+        try:
+            return self.sock.send(data)
+        except BlockingIOError:
+            return 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: BaseProcess
+    conn: _Channel
+    slot: int
+    ready: bool = False
+    lost: bool = False  # killed or dying: whatever it still sends is ignored
+    job: _Job | None = None
+
+
+@dataclass(eq=False)
+class _Job:
+    payload: bytes
+    timeout_s: float
+    future: asyncio.Future[bytes]
+    worker: _Worker | None = None
+    timer: asyncio.TimerHandle | None = None
+    finished: float = 0.0
+
+
 class Executor:
-    """A pebble ``ProcessPool`` behind an asyncio interface with a bounded number of items,
-    replaced by ``watch`` when it breaks."""
+    """Worker processes fed one item each by the event loop, with a bounded number of items
+    in flight; a worker that dies or overruns is replaced."""
 
     def __init__(
         self,
@@ -111,7 +282,7 @@ class Executor:
         retry_after_s: int = 1,
         initializer: Callable[[], None] | None = None,
         preload: Sequence[str] = (),
-        max_rebuilds: int = 5,
+        max_start_failures: int = 5,
     ) -> None:
         # forkserver: workers never inherit the server's threads or event loop, and restarts
         # after a kill fork from a process that has already imported the families.
@@ -121,81 +292,73 @@ class Executor:
         self.workers = workers
         self.max_queue_items = max_queue_items
         self.retry_after_s = retry_after_s
-        self.max_rebuilds = max_rebuilds
+        self.max_start_failures = max_start_failures
         self.in_flight = 0
         self.timeouts = 0
         self.crashes = 0
-        self.rebuilds = 0
-        self._failed_rebuilds = 0
-        self._broken_reason = ""
+        self.restarts = 0
+        self._start_failures = 0  # in a row, since a worker last became ready
+        self._start_error = ""
         self._closed = False
-        self._futures: set[Future[bytes]] = set()
-        self._pool = self._new_pool()
-
-    def _new_pool(self) -> ProcessPool:
-        return ProcessPool(
-            max_workers=self.workers, initializer=self._initializer, context=self._context
-        )
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._slots: list[_Worker | None] = [None] * workers
+        self._ever_started = [False] * workers
+        self._starting: dict[int, Future[_Worker]] = {}
+        # Starts run on a thread: one may have to boot the fork server (seconds of imports).
+        self._starter = ThreadPoolExecutor(1, thread_name_prefix="pool-start")
+        self._idle: list[_Worker] = []
+        self._queue: deque[_Job] = deque()
 
     # --- health --------------------------------------------------------------------------------
 
     def problem(self) -> str:
-        """Why the current pool cannot take work, or "" when it can. (pebble marks its pool
-        failed when one of its helper threads dies, or its workers or channel fail.)"""
-        return "" if self._pool.active else "the worker pool stopped working"
+        """Why the pool cannot take work, or "" when it can (or is starting its workers)."""
+        if self._closed:
+            return "the worker pool is closed"
+        if self._start_error and not any(w is not None and w.ready for w in self._slots):
+            return self._start_error
+        return ""
 
     @property
     def alive(self) -> bool:
         """Whether the pool can take work now."""
-        return not self._closed and not self._broken_reason and not self.problem()
+        return not self.problem()
 
     @property
     def healthy(self) -> bool:
-        """False once the pool broke and could not be replaced: the process should restart."""
-        return self._failed_rebuilds < self.max_rebuilds
+        """False once workers keep failing to start: the process should restart."""
+        return self._start_failures < self.max_start_failures
 
     def live_workers(self) -> int:
         """Worker processes alive now."""
-        manager = getattr(self._pool, "_pool_manager", None)
-        processes = getattr(getattr(manager, "worker_manager", None), "workers", {})
-        return sum(1 for process in list(processes.values()) if process.is_alive())
+        return sum(1 for w in self._slots if w is not None and w.process.is_alive())
 
-    def check(self) -> bool:
-        """Replace the pool if it broke; True when a replacement was made. Items in flight in
-        the broken pool end with ``error``."""
-        if self._closed:
-            return False
-        reason = self._broken_reason or self.problem()
-        if not reason:
-            return False
-        log.error("worker pool broken: %s; replacing it", reason)
-        self._broken_reason = reason
-        old, stranded = self._pool, list(self._futures)
-        try:
-            self._pool = self._new_pool()
-        except Exception:
-            self._failed_rebuilds += 1
-            log.exception("could not start a new worker pool (%d failures)", self._failed_rebuilds)
-            return False
-        self.rebuilds += 1
-        self._failed_rebuilds = 0
-        self._broken_reason = ""
-        for future in stranded:
-            with contextlib.suppress(InvalidStateError):
-                future.set_exception(PoolBroken(reason))
-        threading.Thread(target=_stop, args=(old,), daemon=True, name="pool-stop").start()
-        return True
+    def check(self) -> None:
+        """Take in the workers started meanwhile and start one for every empty slot."""
+        self._adopt()
+        self._fill()
 
     async def watch(self, interval_s: float = 0.25) -> None:
-        """Check the pool every ``interval_s`` until cancelled (runs for the app's lifetime)."""
+        """Check the pool every ``interval_s`` until cancelled (runs for the app's lifetime):
+        starts that failed are retried from here, at this pace."""
+        self._attach()
         while not self._closed:
             self.check()
             await asyncio.sleep(interval_s)
 
     def close(self) -> None:
-        """Stop the workers; running items are abandoned."""
+        """Stop the workers; items in flight or queued end with ``error``."""
         self._closed = True
-        _stop(self._pool)
+        for worker in self._slots:
+            if worker is not None:
+                self._retire(worker)
+                if (job := worker.job) is not None:
+                    self._settle(job)
+                    job.future.set_exception(PoolBroken("the worker pool closed"))
+        for future in self._starting.values():
+            future.add_done_callback(_kill_started)
+        self._starter.shutdown(wait=False, cancel_futures=True)
+        self._fail_queued("the worker pool closed")
 
     # --- work ----------------------------------------------------------------------------------
 
@@ -204,11 +367,8 @@ class Executor:
         is scheduled, so a refused request costs nothing."""
         if not self.alive:
             self.check()
-        if not self.alive:
-            raise PoolUnavailable(
-                self._broken_reason or self.problem() or "the worker pool is restarting",
-                self.retry_after_s,
-            )
+        if reason := self.problem():
+            raise PoolUnavailable(reason, self.retry_after_s)
         if self.in_flight + items > self.max_queue_items:
             raise Overloaded(self.in_flight + items, self.max_queue_items, self.retry_after_s)
 
@@ -216,79 +376,286 @@ class Executor:
         """Run ``calls`` across the workers; outcomes in call order. Raises ``Overloaded`` or
         ``PoolUnavailable``.
 
-        Cancelling the awaiting task (a whole-request deadline) cancels the pending calls.
-        Inline calls neither take a place in the queue nor need the pool.
+        Cancelling the awaiting task (a whole-request deadline) drops the queued calls and
+        stops the workers running the others. Inline calls neither take a place in the queue
+        nor need the pool.
         """
+        loop = self._attach()
         pooled = sum(not call.inline for call in calls)
         if pooled:
             self.reserve(pooled)
         self.in_flight += pooled
-        futures: list[Future[bytes] | Outcome[T] | None] = []
+        slots: list[_Job | Outcome[T] | None] = []
         try:
             started = time.perf_counter()
             for call in calls:
-                futures.append(None if call.inline else self._schedule(call))
+                slots.append(None if call.inline else self._enqueue(call, loop))
+            self._dispatch()
             # The pool's items run meanwhile.
             done = 0
             for index, call in enumerate(calls):
                 if call.inline:
-                    futures[index] = _run_inline(call)
+                    slots[index] = _run_inline(call)
                     done += 1
                     if done % INLINE_SLICE == 0:
                         await asyncio.sleep(0)
-            pending = [f for f in futures if isinstance(f, Future)]
-            finished = iter(await _all_done(pending))
+            jobs = [job for job in slots if isinstance(job, _Job)]
+            if jobs:
+                await asyncio.wait([job.future for job in jobs])
             return [
-                self._outcome(f, call, next(finished) - started) if isinstance(f, Future) else f
-                for f, call in zip(futures, calls, strict=True)
-                if f is not None
+                self._outcome(job, call, job.finished - started) if isinstance(job, _Job) else job
+                for job, call in zip(slots, calls, strict=True)
+                if job is not None
             ]
         finally:
-            for future in futures:
-                if isinstance(future, Future):
-                    future.cancel()
-                    self._futures.discard(future)
+            for job in slots:
+                if isinstance(job, _Job) and not job.future.done():
+                    self._abandon(job)
             self.in_flight -= pooled
 
-    def _schedule(self, call: Call[T]) -> Future[bytes] | Outcome[T]:
+    def _enqueue(self, call: Call[T], loop: asyncio.AbstractEventLoop) -> _Job | Outcome[T]:
         try:
             payload = pickle.dumps((call.fn, call.args), _PICKLE)
         except (RecursionError, pickle.PicklingError, TypeError, AttributeError) as exc:
             detail = f"the item cannot be sent to a worker: {type(exc).__name__}: {exc}"
             return Outcome("error", detail=detail)
-        try:
-            future: Future[bytes] = self._pool.schedule(
-                invoke, args=(payload,), timeout=call.timeout_s
-            )
-        except RuntimeError as exc:  # the pool stopped between the check and now
-            self._broken_reason = str(exc)
-            return Outcome("error", detail=f"the worker pool broke ({exc})")
-        self._futures.add(future)
-        return future
+        job = _Job(payload, call.timeout_s, loop.create_future())
+        self._queue.append(job)
+        return job
 
-    def _outcome(self, future: Future[bytes], call: Call[T], seconds: float) -> Outcome[T]:
-        error = future.exception()
-        if error is None:
-            try:
-                value: T = pickle.loads(future.result())  # noqa: S301 - our worker's bytes
-            except (RecursionError, pickle.UnpicklingError, EOFError) as exc:
-                return Outcome("error", detail=f"unreadable result: {exc}", seconds=seconds)
-            return Outcome("ok", value=value, seconds=seconds)
-        if isinstance(error, TimeoutError):
-            self.timeouts += 1
+    def _outcome(self, job: _Job, call: Call[T], seconds: float) -> Outcome[T]:
+        try:
+            message = job.future.result()
+        except TimeoutError:
             detail = f"exceeded the {call.timeout_s:g} s limit; the worker was stopped"
             return Outcome("timeout", detail=detail, seconds=seconds)
-        if isinstance(error, ProcessExpired):
+        except (WorkerDied, PoolBroken) as exc:
+            return Outcome("error", detail=str(exc), seconds=seconds)
+        try:
+            value = pickle.loads(memoryview(message)[1:])  # noqa: S301 - our worker's bytes
+        except (RecursionError, pickle.UnpicklingError, EOFError) as exc:
+            return Outcome("error", detail=f"unreadable result: {exc}", seconds=seconds)
+        if message[:1] == _RESULT:
+            return Outcome("ok", value=value, seconds=seconds)
+        detail = f"{type(value).__name__}: {value}"
+        return Outcome("error", detail=detail, raised=value, seconds=seconds)
+
+    # --- the event loop's side of the workers ---------------------------------------------------
+
+    def _attach(self) -> asyncio.AbstractEventLoop:
+        """Serve the workers from the running loop (a new one in tests that run several)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop = loop
+            for worker in self._slots:
+                if worker is not None:
+                    self._listen(worker)
+            self.check()
+        return loop
+
+    def _listen(self, worker: _Worker) -> None:
+        if self._loop is not None:
+            self._loop.add_reader(worker.conn.fileno(), self._on_readable, worker)
+            # The sentinel turns readable when the process has ended, with its exit code.
+            self._loop.add_reader(worker.process.sentinel, self._on_exit, worker)
+
+    def _dispatch(self) -> None:
+        """Hand queued items to idle workers."""
+        assert self._loop is not None
+        while self._queue and self._idle:
+            job = self._queue.popleft()
+            if job.future.done():  # its request was cancelled while it queued
+                continue
+            worker = self._idle.pop()
+            try:
+                sent = worker.conn.send(job.payload)
+            except OSError:  # the worker died since it was idle: the item never reached it
+                self._queue.appendleft(job)
+                self._kill(worker)
+                continue
+            if not sent:  # a large item: the rest goes as the worker reads
+                self._loop.add_writer(worker.conn.fileno(), self._on_writable, worker)
+            worker.job, job.worker = job, worker
+            job.timer = self._loop.call_later(job.timeout_s, self._expire, job)
+
+    def _on_writable(self, worker: _Worker) -> None:
+        try:
+            done = worker.conn.flush()
+        except OSError:  # it is gone; the sentinel says how it ended
+            done = True
+        if done:
+            self._unwatch_writes(worker.conn.fileno())
+
+    def _on_readable(self, worker: _Worker) -> None:
+        try:
+            messages = worker.conn.receive()
+        except (EOFError, OSError):  # it is gone; the sentinel says how it ended
+            self._unlisten(worker.conn.fileno())
+            return
+        for message in messages:
+            self._on_message(worker, message)
+
+    def _on_message(self, worker: _Worker, message: bytes) -> None:
+        if worker.lost:
+            return
+        if message == _READY:
+            worker.ready = True
+            self._start_failures, self._start_error = 0, ""
+        elif (job := worker.job) is not None:
+            self._settle(job)
+            job.future.set_result(message)
+        else:
+            log.error("pool worker %s sent a message with no item; stopping it", worker.process.pid)
+            self._kill(worker)
+            return
+        self._idle.append(worker)
+        self._dispatch()
+
+    def _on_exit(self, worker: _Worker) -> None:
+        self._retire(worker)
+        exitcode = worker.process.exitcode
+        worker.process.close()  # its sentinel's descriptor
+        if not worker.ready:  # it died starting: the watchdog retries at its pace, not at once
+            self._start_failed(f"a worker process exited while starting (exit code {exitcode})")
+            return
+        if (job := worker.job) is not None:
             self.crashes += 1
-            detail = f"the worker process died (exit code {error.exitcode})"
-            return Outcome("error", detail=detail, seconds=seconds)
-        if isinstance(error, BrokenProcessPool):  # pebble aborted its items: replace the pool
-            self._broken_reason = self._broken_reason or str(error) or "the worker pool broke"
-        if isinstance(error, BrokenProcessPool | PoolBroken):
-            detail = f"the worker pool broke ({error})"
-            return Outcome("error", detail=detail, seconds=seconds)
-        detail = f"{type(error).__name__}: {error}"
-        return Outcome("error", detail=detail, raised=error, seconds=seconds)
+            self._settle(job)
+            job.future.set_exception(WorkerDied(exitcode))
+        self._fill()
+
+    def _expire(self, job: _Job) -> None:
+        """The item overran its limit: stop its worker (the sentinel brings a new one)."""
+        self.timeouts += 1
+        worker = job.worker
+        self._settle(job)
+        job.future.set_exception(TimeoutError())
+        if worker is not None:
+            self._kill(worker)
+
+    def _abandon(self, job: _Job) -> None:
+        """The item's request is gone: forget a queued item, stop the worker of a running one."""
+        worker = job.worker
+        self._settle(job)
+        job.future.cancel()
+        if worker is not None:
+            self._kill(worker)
+
+    @staticmethod
+    def _settle(job: _Job) -> None:
+        if job.timer is not None:
+            job.timer.cancel()
+        if job.worker is not None:
+            job.worker.job = None
+        job.worker = None
+        job.finished = time.perf_counter()
+
+    def _kill(self, worker: _Worker) -> None:
+        worker.lost = True
+        with contextlib.suppress(ValueError):
+            self._idle.remove(worker)
+        if worker.process.exitcode is None:
+            with contextlib.suppress(OSError):
+                worker.process.kill()
+
+    def _retire(self, worker: _Worker) -> None:
+        """Forget a worker: stop listening, free its slot, make sure its process is gone."""
+        self._kill(worker)
+        if self._slots[worker.slot] is worker:
+            self._slots[worker.slot] = None
+        self._unlisten(worker.process.sentinel)
+        if not worker.conn.closed:
+            self._unlisten(worker.conn.fileno())
+            self._unwatch_writes(worker.conn.fileno())
+            worker.conn.close()
+
+    def _unlisten(self, fd: int) -> None:
+        if self._loop is not None:
+            with contextlib.suppress(Exception):  # a closed loop listens to nothing anyway
+                self._loop.remove_reader(fd)
+
+    def _unwatch_writes(self, fd: int) -> None:
+        if self._loop is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_writer(fd)
+
+    # --- starting workers ----------------------------------------------------------------------
+
+    def _fill(self) -> None:
+        """Start a worker for every empty slot."""
+        if self._closed:
+            return
+        loop = self._loop
+        for slot, worker in enumerate(self._slots):
+            if worker is None and slot not in self._starting:
+                future = self._starter.submit(self._spawn, slot)
+                self._starting[slot] = future
+                future.add_done_callback(functools.partial(_soon, loop, self._adopt))
+
+    def _spawn(self, slot: int) -> _Worker:
+        ours, theirs = socket.socketpair()
+        process = self._context.Process(
+            target=_serve, args=(theirs, self._initializer), name="envserver-worker", daemon=True
+        )
+        try:
+            process.start()
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return _Worker(process, _Channel(ours), slot)
+
+    def _adopt(self) -> None:
+        """Take in the workers whose start finished (on the loop, or from ``check``)."""
+        for slot, future in list(self._starting.items()):
+            if not future.done() or future.cancelled():
+                continue
+            del self._starting[slot]
+            if (error := future.exception()) is not None:
+                self._start_failed(f"cannot start a worker process: {error}")
+                continue
+            worker = future.result()
+            if self._closed:
+                _kill_started(future)
+                continue
+            self.restarts += self._ever_started[slot]
+            self._ever_started[slot] = True
+            self._slots[slot] = worker
+            self._listen(worker)
+
+    def _start_failed(self, reason: str) -> None:
+        """Count a failed start; with no worker left to run them, queued items end now."""
+        self._start_failures += 1
+        self._start_error = reason
+        log.error("%s (%d in a row)", reason, self._start_failures)
+        if self.problem():
+            self._fail_queued(reason)
+
+    def _fail_queued(self, reason: str) -> None:
+        while self._queue:
+            job = self._queue.popleft()
+            if not job.future.done():
+                job.finished = time.perf_counter()
+                job.future.set_exception(PoolBroken(reason))
+
+
+def _soon(
+    loop: asyncio.AbstractEventLoop | None, callback: Callable[[], None], _: object = None
+) -> None:
+    """Run ``callback`` on ``loop`` from another thread; a closed loop leaves it to the next
+    ``check``."""
+    if loop is not None:
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(callback)
+
+
+def _kill_started(future: Future[_Worker]) -> None:
+    if not future.cancelled() and future.exception() is None:
+        worker = future.result()
+        with contextlib.suppress(OSError):
+            worker.process.kill()
+        worker.conn.close()
 
 
 def _run_inline(call: Call[T]) -> Outcome[T]:
@@ -296,50 +663,7 @@ def _run_inline(call: Call[T]) -> Outcome[T]:
     try:
         value = call.fn(*call.args)
     except Exception as exc:  # the caller maps it, as it maps what a worker raised
-        exc.traceback = traceback.format_exc()  # type: ignore[attr-defined]  # as pebble does
+        exc.traceback = traceback.format_exc()  # type: ignore[attr-defined]  # as a worker's
         detail = f"{type(exc).__name__}: {exc}"
         return Outcome("error", detail=detail, raised=exc, seconds=time.perf_counter() - started)
     return Outcome("ok", value=value, seconds=time.perf_counter() - started)
-
-
-def _stop(pool: ProcessPool) -> None:
-    pool.stop()  # type: ignore[no-untyped-call]
-    with contextlib.suppress(Exception):
-        pool.join(timeout=10)
-
-
-async def _all_done(futures: Sequence[Future[Any]]) -> list[float]:
-    """Wait until every future is done; the ``perf_counter`` time at which each finished.
-
-    One wake-up of the event loop per batch instead of one per item: pebble completes futures
-    on its own thread, and a per-item ``asyncio.wrap_future`` costs a cross-thread hand-off each.
-    """
-    loop = asyncio.get_running_loop()
-    all_done: asyncio.Future[None] = loop.create_future()
-    finished = [0.0] * len(futures)
-    remaining = len(futures)
-    lock = threading.Lock()
-
-    def wake() -> None:
-        if not all_done.done():
-            all_done.set_result(None)
-
-    def on_done(index: int) -> Callable[[Future[Any]], None]:
-        def record(_: Future[Any]) -> None:
-            nonlocal remaining
-            finished[index] = time.perf_counter()
-            with lock:
-                remaining -= 1
-                last = remaining == 0
-            if last:
-                with contextlib.suppress(RuntimeError):  # the loop closed: nobody is waiting
-                    loop.call_soon_threadsafe(wake)
-
-        return record
-
-    if not futures:
-        return finished
-    for index, future in enumerate(futures):
-        future.add_done_callback(on_done(index))
-    await all_done
-    return finished

@@ -106,12 +106,12 @@ class EnvServerReplica:
         return self._app
 
     def check_health(self) -> None:
-        """Serve restarts a replica whose pool broke and could not be replaced (what ``/healthz``
+        """Serve restarts a replica whose pool workers keep failing to start (what ``/healthz``
         answers 503 for)."""
         if self._app is None or not hasattr(self._app.state, "service"):
             return  # still starting: Serve waits for the constructor and the app's lifespan
         if not self._app.state.service.executor.healthy:
-            raise RuntimeError("the worker pool broke and could not be replaced")
+            raise RuntimeError("pool workers keep failing to start")
 
 
 def server_variables(environ: Mapping[str, str]) -> tuple[dict[str, str], Settings]:

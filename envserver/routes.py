@@ -142,16 +142,17 @@ async def verify(body: VerifyRequest, request: Request) -> JSONReply:
 
 @router.get("/healthz", tags=["operations"], responses={503: {"model": Health}})
 async def healthz(request: Request, response: Response) -> Health:
-    """Liveness: the process answers, its worker pool works or is being replaced, and its
-    sandbox (if it started) has a worker alive. 503 once either could not be replaced: restart
-    the process. (A sandbox that never started is a configuration, reported by /readyz.)"""
+    """Liveness: the process answers, its pool workers start (or are starting), and its
+    sandbox (if it started) has a worker alive. 503 once pool workers keep failing to start or
+    no sandbox worker could be replaced: restart the process. (A sandbox that never started is
+    a configuration, reported by /readyz.)"""
     service = _service(request)
     executor = service.executor
     host = request.app.state.sandbox
     sandbox = host.health()
     problems = []
     if not executor.healthy:
-        problems.append("the worker pool broke and could not be replaced")
+        problems.append("pool workers keep failing to start")
     if host.sandbox is not None and not sandbox.healthy:
         problems.append("no sandbox worker is alive and none could be started")
     if problems:

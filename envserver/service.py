@@ -211,7 +211,7 @@ class Service:
         except PoolUnavailable as exc:
             raise Problem(
                 503,
-                f"the worker pool is being replaced ({exc}); retry shortly",
+                f"no pool worker can run the work now ({exc}); retry shortly",
                 kind="unavailable",
                 headers={"Retry-After": str(exc.retry_after_s)},
             ) from None

@@ -423,7 +423,7 @@ def test_client_package_stays_light() -> None:
     )
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.split())
-    heavy = {"fastapi", "starlette", "uvicorn", "pebble", "prometheus_client", "sympy"}
+    heavy = {"fastapi", "starlette", "uvicorn", "prometheus_client", "sympy"}
     assert loaded.isdisjoint(heavy | {"math_verify", "verifiers"}), loaded & heavy
     assert "envserver.app" not in done.stdout
 

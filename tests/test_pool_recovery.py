@@ -1,6 +1,6 @@
 """The pool survives what one item carries and heals when its processes die (issue 14, 1-2).
 
-In-process tests drive the real ``Executor`` (a real pebble pool of forkserver processes);
+In-process tests drive the real ``Executor`` (its forkserver worker processes);
 end-to-end tests kill a live server's pool worker and fork server under load.
 """
 
@@ -14,13 +14,16 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 import pytest
+import uvloop
 
-from envserver.executor import Call, Executor, PoolUnavailable
+from envserver.executor import Call, Executor, Outcome, PoolUnavailable
 from envserver.wire import MAX_JSON_DEPTH
 from tests.conftest import make_server
 from tests.server import LiveServer
@@ -53,71 +56,163 @@ def test_an_item_that_cannot_be_pickled_fails_alone(executor: Executor) -> None:
     outcomes = asyncio.run(executor.run(calls))
     assert [o.status for o in outcomes] == ["ok", "error", "ok"]
     assert "cannot be sent to a worker" in outcomes[1].detail
-    assert executor.alive and executor.rebuilds == 0
+    assert executor.alive and executor.restarts == 0
 
 
 def test_a_result_that_cannot_be_sent_back_fails_alone(executor: Executor) -> None:
     outcomes = asyncio.run(executor.run([Call(deep_result, (5000,), 10), Call(add, (1, 1), 10)]))
     assert outcomes[0].status == "error" and "cannot be sent back" in outcomes[0].detail
     assert outcomes[1].value == 2
-    assert executor.alive and executor.rebuilds == 0
+    assert executor.alive and executor.restarts == 0
 
 
-class Poison:
-    """A task pebble's scheduling thread chokes on: it waits until released, then raises, so
-    the thread dies with the items queued behind it stranded (what a pickling RecursionError
-    did before arguments were pickled outside the pool)."""
-
-    def __init__(self) -> None:
-        self.entered = threading.Event()
-        self.release = threading.Event()
-
-    @property
-    def future(self) -> Any:
-        self.entered.set()
-        self.release.wait(10)
-        raise RuntimeError("poisoned")
+def echo(value: Any) -> Any:
+    return value
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
-def test_a_dead_pool_thread_is_replaced_and_its_items_end_in_error(executor: Executor) -> None:
-    async def scenario() -> tuple[list[str], list[Any], str]:
-        await executor.run([Call(add, (0, 0), 10)])  # pebble starts its threads on first use
-        poison = Poison()
-        executor._pool._context.task_queue.put(poison)
-        assert poison.entered.wait(10)
-        stranded = asyncio.ensure_future(executor.run([Call(add, (1, 1), 10)]))
-        await asyncio.sleep(0.1)  # queued behind the poison
-        poison.release.set()
-        await asyncio.sleep(0.1)
-        problem = executor.problem()
-        watchdog = asyncio.ensure_future(executor.watch(0.05))
-        done = await asyncio.wait_for(stranded, 10)
-        after = await executor.run([Call(add, (3, 4), 10)])
-        watchdog.cancel()
-        return [o.status for o in done], [o.value for o in after], problem
-
-    statuses, values, problem = asyncio.run(scenario())
-    assert problem
-    assert statuses == ["error"]
-    assert values == [7]
-    assert executor.rebuilds == 1 and executor.healthy
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_items_and_results_larger_than_a_socket_buffer_cross_whole(
+    executor: Executor, run: Callable[[Any], Any]
+) -> None:
+    # uvloop makes the sockets it watches non-blocking: a message crosses in many pieces.
+    big = bytes(range(256)) * (32 << 10)  # 8 MiB
+    calls = [Call(echo, (big,), 30), Call(len, (big,), 30), Call(add, (1, 1), 30)] * 2
+    outcomes = run(executor.run(calls))
+    assert [o.status for o in outcomes] == ["ok"] * 6
+    assert [o.value for o in outcomes] == [big, len(big), 2] * 2
+    assert executor.restarts == 0
 
 
-def test_a_pool_that_cannot_be_replaced_answers_unavailable_and_is_unhealthy(
+class Unpicklable(Exception):
+    """An exception whose arguments do not survive the trip back (its __init__ takes two)."""
+
+    def __init__(self, a: str, b: str) -> None:
+        super().__init__(f"{a} {b}")
+
+
+def raise_unpicklable() -> None:
+    raise Unpicklable("odd", "arguments")
+
+
+def test_an_exception_that_cannot_be_sent_back_fails_its_item_with_its_message(
     executor: Executor,
 ) -> None:
-    executor._pool.stop()  # type: ignore[no-untyped-call]
-    executor._new_pool = _refuse  # type: ignore[method-assign]
-    with pytest.raises(PoolUnavailable):
-        asyncio.run(executor.run([Call(add, (1, 1), 10)]))
-    for _ in range(executor.max_rebuilds):
-        executor.check()
-    assert not executor.healthy and not executor.alive
+    calls: list[Call[Any]] = [Call(raise_unpicklable, (), 10), Call(add, (1, 1), 10)]
+    outcomes = asyncio.run(executor.run(calls))
+    assert outcomes[0].status == "error"
+    assert "Unpicklable: odd arguments" in outcomes[0].detail
+    assert "cannot be sent back" in outcomes[0].detail
+    assert "raise_unpicklable" in getattr(outcomes[0].raised, "traceback", "")
+    assert outcomes[1].value == 2 and executor.restarts == 0
 
 
-def _refuse() -> Any:
-    raise OSError("no more processes")
+def die(code: int) -> None:
+    os._exit(code)
+
+
+def test_a_worker_that_dies_fails_its_item_alone_and_is_replaced() -> None:
+    pool = Executor(1, max_queue_items=8)
+    try:
+        calls: list[Call[Any]] = [Call(add, (1, 1), 10), Call(die, (7,), 10), Call(add, (2, 2), 10)]
+        calls *= 2
+        outcomes = asyncio.run(pool.run(calls))
+    finally:
+        pool.close()
+    assert [o.status for o in outcomes] == ["ok", "error", "ok"] * 2
+    assert "exit code 7" in outcomes[1].detail
+    # The items queued behind each death ran on the replacement.
+    assert pool.crashes == 2 and pool.restarts == 2
+
+
+def test_an_item_past_its_deadline_is_stopped_alone(executor: Executor) -> None:
+    started = time.monotonic()
+    calls: list[Call[Any]] = [Call(time.sleep, (30,), 0.5), Call(add, (1, 1), 10)]
+    outcomes = asyncio.run(executor.run(calls))
+    assert time.monotonic() - started < 10
+    assert [o.status for o in outcomes] == ["timeout", "ok"]
+    assert "0.5 s limit" in outcomes[0].detail and 0.5 <= outcomes[0].seconds < 5
+    assert executor.timeouts == 1
+
+
+def test_cancelling_a_request_stops_its_running_item_and_the_pool_heals(
+    executor: Executor,
+) -> None:
+    async def scenario() -> list[Any]:
+        await executor.run([Call(add, (0, 0), 10)] * 2)
+        request = asyncio.ensure_future(executor.run([Call(time.sleep, (30,), 60)]))
+        await asyncio.sleep(0.3)
+        request.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await request
+        deadline = time.monotonic() + 20
+        while executor.restarts < 1 and time.monotonic() < deadline:
+            await executor.run([Call(add, (1, 1), 10)])
+            await asyncio.sleep(0.05)
+        return [o.value for o in await executor.run([Call(add, (3, 4), 10)] * 2)]
+
+    assert asyncio.run(scenario()) == [7, 7]
+    assert executor.restarts == 1 and executor.in_flight == 0
+
+
+def test_closing_the_pool_ends_items_in_flight_with_error() -> None:
+    pool = Executor(1, max_queue_items=8)
+
+    async def scenario() -> list[Any]:
+        await pool.run([Call(add, (0, 0), 10)])
+        request = asyncio.ensure_future(pool.run([Call(time.sleep, (30,), 60)] * 2))
+        await asyncio.sleep(0.3)
+        pool.close()
+        return await asyncio.wait_for(request, 5)
+
+    outcomes = asyncio.run(scenario())
+    assert [(o.status, o.detail) for o in outcomes] == [("error", "the worker pool closed")] * 2
+
+
+def _open_descriptors() -> int:
+    return sum(1 for _ in Path("/proc/self/fd").iterdir())
+
+
+def test_replacing_workers_leaks_no_descriptors(executor: Executor) -> None:
+    async def crashes(count: int) -> None:
+        for _ in range(count):
+            await executor.run([Call(die, (1,), 10)])
+        await executor.run([Call(add, (1, 1), 10)] * 2)
+
+    asyncio.run(crashes(3))
+    before = _open_descriptors()
+    asyncio.run(crashes(30))
+    assert executor.crashes == 33
+    assert _open_descriptors() <= before + 2  # a start may be under way
+
+
+def refuse_to_start() -> None:
+    raise SystemExit(3)
+
+
+def test_workers_that_cannot_start_answer_unavailable_and_turn_unhealthy() -> None:
+    pool = Executor(2, max_queue_items=8, initializer=refuse_to_start, max_start_failures=4)
+
+    async def scenario() -> list[Outcome[Any]]:
+        watchdog = asyncio.ensure_future(pool.watch(0.05))
+        try:
+            # Queued while the first workers start; they end in error when none can.
+            first = await asyncio.wait_for(pool.run([Call(add, (1, 1), 10)]), 30)
+            deadline = time.monotonic() + 30
+            while pool.healthy and time.monotonic() < deadline:  # noqa: ASYNC110 - polled
+                await asyncio.sleep(0.05)
+            return first
+        finally:
+            watchdog.cancel()
+
+    try:
+        first = asyncio.run(scenario())
+        assert [o.status for o in first] == ["error"]
+        assert "exited while starting (exit code 3)" in first[0].detail
+        assert not pool.healthy and not pool.alive
+        with pytest.raises(PoolUnavailable, match="exit code 3"):
+            asyncio.run(pool.run([Call(add, (1, 1), 10)]))
+    finally:
+        pool.close()
 
 
 # --- end to end ---------------------------------------------------------------------------------
@@ -252,13 +347,14 @@ def test_killing_a_pool_worker_under_load_loses_only_items_in_flight(victim: Liv
 def test_killing_the_fork_server_under_load_loses_only_items_in_flight(victim: LiveServer) -> None:
     with Load(victim.base_url) as load:
         old = _fork_server(victim)
-        workers = _children(old)
+        workers = [pid for pid, _ in _children(old)]
+        assert workers
         os.kill(old, signal.SIGKILL)
-        # Make the pool start workers now: a killed worker is replaced from a new fork server.
-        for pid, _ in workers:
-            os.kill(pid, signal.SIGKILL)
+        # Its workers die with it (none lives on unsupervised), and new ones start from a new
+        # fork server.
         assert load.recovered_within(20), dict(load.replies)
     _check(load)
+    assert not [pid for pid in workers if psutil.pid_exists(pid)]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _fork_server(victim) == old:
         time.sleep(0.1)
