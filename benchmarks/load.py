@@ -130,8 +130,19 @@ _LATENCY = re.compile(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", re.MULTILINE)
 _UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
-def wrk(live: LiveServer, route: Route, seconds: float, connections: int, work: Path) -> Capacity:
-    """``route`` driven by wrk for ``seconds``."""
+@dataclass(frozen=True)
+class Driven:
+    """What wrk measured: replies per second, latency quantiles, and replies other than 2xx."""
+
+    calls: int
+    calls_s: float
+    p50_ms: float
+    p99_ms: float
+    failed: int
+
+
+def drive(url: str, route: Route, seconds: float, connections: int, work: Path) -> Driven:
+    """``route`` of the server at ``url`` driven by wrk for ``seconds``."""
     script = work / "route.lua"
     lines = [f'wrk.method = "{route.method}"']
     if route.body is not None:
@@ -139,10 +150,7 @@ def wrk(live: LiveServer, route: Route, seconds: float, connections: int, work: 
             f"wrk.body = {json.dumps(json.dumps(route.body))}",
             'wrk.headers["Content-Type"] = "application/json"',
         ]
-    # Any reply other than 200 is counted; a benchmark of refusals is not a benchmark.
     script.write_text("\n".join(lines) + "\n")
-    assert live.process is not None
-    cpu_before = _cpu_seconds(live.process.pid)
     result = subprocess.run(
         [
             "wrk",
@@ -152,20 +160,36 @@ def wrk(live: LiveServer, route: Route, seconds: float, connections: int, work: 
             "--latency",
             "-s",
             str(script),
-            f"{live.base_url}{route.path}",
+            f"{url}{route.path}",
         ],
         capture_output=True,
         text=True,
         check=True,
     )
-    cpu = _cpu_seconds(live.process.pid) - cpu_before
     out = result.stdout
-    if "Non-2xx" in out:
-        raise RuntimeError(f"{route.name}: the server refused calls:\n{out}")
     calls = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     duration = float(re.search(r"requests in ([\d.]+)s", out).group(1))  # type: ignore[union-attr]
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     latency = {q: float(v) * _UNIT_MS[u] for q, v, u in _LATENCY.findall(out)}
-    return Capacity(calls / duration, latency["50"], latency["99"], cpu / calls * 1e6)
+    return Driven(
+        calls,
+        calls / duration,
+        latency["50"],
+        latency["99"],
+        int(failed.group(1)) if failed else 0,
+    )
+
+
+def wrk(live: LiveServer, route: Route, seconds: float, connections: int, work: Path) -> Capacity:
+    """``route`` driven by wrk for ``seconds``, with the server's CPU per call."""
+    assert live.process is not None
+    cpu_before = _cpu_seconds(live.process.pid)
+    driven = drive(live.base_url, route, seconds, connections, work)
+    cpu = _cpu_seconds(live.process.pid) - cpu_before
+    # Any reply other than 200 is counted; a benchmark of refusals is not a benchmark.
+    if driven.failed:
+        raise RuntimeError(f"{route.name}: the server refused {driven.failed} calls")
+    return Capacity(driven.calls_s, driven.p50_ms, driven.p99_ms, cpu / driven.calls * 1e6)
 
 
 def in_process(route: Route, seconds: float = 1.0) -> float | None:

@@ -25,15 +25,22 @@ import psutil
 from tests.server import ROOT, free_port
 
 SINGLE_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+HIGH_THROUGHPUT = {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1", "RAY_SERVE_ENABLE_HA_PROXY": "1"}
+"""Serve's high-throughput mode (Ray 2.56+): HAProxy (a C load balancer shipped with
+``ray[serve]``) as each node's ingress instead of Serve's Python proxy, and the replicas' data
+plane over direct gRPC. Read by Serve's own processes, so it is set where the cluster starts.
+Not for tests: Ray 2.60 binds HAProxy's stats and metrics ports and each replica's gRPC port on
+every interface, with no setting to keep them on loopback."""
 REPLICA_TITLE = "ServeReplica:envserver:EnvServer"
 """What Ray names a replica's process (``ray::ServeReplica:<app>:<deployment>``)."""
 
 
 class RayCluster:
     """``ray start --head`` on a free loopback port with ``cpus`` logical CPUs, in a temporary
-    directory; ``deploy`` puts envserver on it. Output goes to ``<workdir>/ray.log``."""
+    directory, in Serve's default mode or its ``high_throughput`` one; ``deploy`` puts envserver
+    on it. Output goes to ``<workdir>/ray.log``."""
 
-    def __init__(self, workdir: Path, cpus: int = 2) -> None:
+    def __init__(self, workdir: Path, cpus: int = 2, *, high_throughput: bool = False) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
         # Unix socket paths are limited to 107 bytes: Ray's live under a short temporary root.
@@ -47,6 +54,7 @@ class RayCluster:
         self.env = {
             **os.environ,
             **SINGLE_NODE,
+            **(HIGH_THROUGHPUT if high_throughput else {}),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         }
         self.head: subprocess.Popen[bytes] | None = None
