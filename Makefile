@@ -53,6 +53,7 @@ test: lint types unit
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
 	$(BIN)/python -m benchmarks.step_latency
+	$(BIN)/python -m benchmarks.pool_hop
 	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.opt_verify
 	$(BIN)/python -m benchmarks.sandbox_throughput
