@@ -6,6 +6,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
+import psutil
+
 from environments.math.family import MathTaskOptions, MathTasks
 from tests.server import LiveServer
 
@@ -48,3 +50,16 @@ def percentile(values: list[float], q: float) -> float:
 def median(values: list[float]) -> float:
     """The median of ``values``."""
     return statistics.median(values)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid`` and every process under it (pool and sandbox workers included)."""
+    root = psutil.Process(pid)
+    total = 0.0
+    for process in [root, *root.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            continue
+    return total

@@ -40,7 +40,7 @@ from typing import Any
 import httpx
 import psutil
 
-from benchmarks.common import server
+from benchmarks.common import cpu_seconds, server
 from envserver.registry import get_registry
 from tests.server import LiveServer
 
@@ -100,19 +100,6 @@ def _routes(live: LiveServer) -> list[Route]:
             lambda: verifier(WRONG, reference, verifier.options_model()),
         ),
     ]
-
-
-def _cpu_seconds(pid: int) -> float:
-    """CPU time of ``pid`` and every process under it (pool and sandbox workers included)."""
-    root = psutil.Process(pid)
-    total = 0.0
-    for process in [root, *root.children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            continue
-    return total
 
 
 def _rss_mb(pid: int) -> float:
@@ -183,9 +170,9 @@ def drive(url: str, route: Route, seconds: float, connections: int, work: Path) 
 def wrk(live: LiveServer, route: Route, seconds: float, connections: int, work: Path) -> Capacity:
     """``route`` driven by wrk for ``seconds``, with the server's CPU per call."""
     assert live.process is not None
-    cpu_before = _cpu_seconds(live.process.pid)
+    cpu_before = cpu_seconds(live.process.pid)
     driven = drive(live.base_url, route, seconds, connections, work)
-    cpu = _cpu_seconds(live.process.pid) - cpu_before
+    cpu = cpu_seconds(live.process.pid) - cpu_before
     # Any reply other than 200 is counted; a benchmark of refusals is not a benchmark.
     if driven.failed:
         raise RuntimeError(f"{route.name}: the server refused {driven.failed} calls")

@@ -17,15 +17,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-import psutil
 import uvloop
 
-from benchmarks.common import percentile
+from benchmarks.common import cpu_seconds, percentile
 from envserver.executor import Call, Executor
 
 TIMEOUT_S = 10.0
@@ -44,18 +44,6 @@ class Hop:
     cpu_us: float
 
 
-def _cpu_s() -> float:
-    me = psutil.Process()
-    total = 0.0
-    for process in [me, *me.children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-            total += times.user + times.system
-        except psutil.NoSuchProcess:
-            continue
-    return total
-
-
 async def _measure(one: Callable[[int], Awaitable[int]], calls: int, in_flight: int) -> Hop:
     for value in range(200):  # every worker started and warm
         await one(value)
@@ -69,9 +57,9 @@ async def _measure(one: Callable[[int], Awaitable[int]], calls: int, in_flight: 
         for value in range(first, calls, in_flight):
             assert await one(value) == value
 
-    cpu, started = _cpu_s(), time.perf_counter()
+    cpu, started = cpu_seconds(os.getpid()), time.perf_counter()
     await asyncio.gather(*(client(first) for first in range(in_flight)))
-    seconds, cpu = time.perf_counter() - started, _cpu_s() - cpu
+    seconds, cpu = time.perf_counter() - started, cpu_seconds(os.getpid()) - cpu
     return Hop(
         percentile(latencies, 50), percentile(latencies, 99), calls / seconds, cpu / calls * 1e6
     )
