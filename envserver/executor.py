@@ -1,9 +1,10 @@
 """The process pool that runs all CPU-heavy work, with hard per-item timeouts and backpressure.
 
 Each worker is a process of its own (forked from a fork server that has imported the families)
-holding one item at a time. The event loop itself reads the workers' pipes and keeps each item's
-deadline as a loop timer, so a call crosses two pipes and nothing else: no helper threads, no
-hand-offs between threads (the pool this replaced spent a third of the server's time in them).
+holding one item at a time. The event loop itself reads and writes each worker's socket and keeps
+each item's deadline as a loop timer, so a call crosses the socket both ways and nothing else: no
+helper threads, no hand-offs between threads (pebble's pool, which this replaced, spent a third of
+the server's time in them; ``benchmarks/pool_hop.py`` measures the hop).
 An item past its deadline, or whose request was cancelled, has its worker killed and replaced
 while the other items of its batch and other requests carry on.
 
