@@ -254,7 +254,7 @@ class _Channel:
 @dataclass(eq=False)
 class _Worker:
     process: BaseProcess
-    conn: _Channel
+    channel: _Channel
     slot: int
     ready: bool = False
     lost: bool = False  # killed or dying: whatever it still sends is ignored
@@ -456,7 +456,7 @@ class Executor:
 
     def _listen(self, worker: _Worker) -> None:
         if self._loop is not None:
-            self._loop.add_reader(worker.conn.fileno(), self._on_readable, worker)
+            self._loop.add_reader(worker.channel.fileno(), self._on_readable, worker)
             # The sentinel turns readable when the process has ended, with its exit code.
             self._loop.add_reader(worker.process.sentinel, self._on_exit, worker)
 
@@ -469,29 +469,29 @@ class Executor:
                 continue
             worker = self._idle.pop()
             try:
-                sent = worker.conn.send(job.payload)
+                sent = worker.channel.send(job.payload)
             except OSError:  # the worker died since it was idle: the item never reached it
                 self._queue.appendleft(job)
                 self._kill(worker)
                 continue
             if not sent:  # a large item: the rest goes as the worker reads
-                self._loop.add_writer(worker.conn.fileno(), self._on_writable, worker)
+                self._loop.add_writer(worker.channel.fileno(), self._on_writable, worker)
             worker.job, job.worker = job, worker
             job.timer = self._loop.call_later(job.timeout_s, self._expire, job)
 
     def _on_writable(self, worker: _Worker) -> None:
         try:
-            done = worker.conn.flush()
+            done = worker.channel.flush()
         except OSError:  # it is gone; the sentinel says how it ended
             done = True
         if done:
-            self._unwatch_writes(worker.conn.fileno())
+            self._unwatch_writes(worker.channel.fileno())
 
     def _on_readable(self, worker: _Worker) -> None:
         try:
-            messages = worker.conn.receive()
+            messages = worker.channel.receive()
         except (EOFError, OSError):  # it is gone; the sentinel says how it ended
-            self._unlisten(worker.conn.fileno())
+            self._unlisten(worker.channel.fileno())
             return
         for message in messages:
             self._on_message(worker, message)
@@ -565,10 +565,10 @@ class Executor:
         if self._slots[worker.slot] is worker:
             self._slots[worker.slot] = None
         self._unlisten(worker.process.sentinel)
-        if not worker.conn.closed:
-            self._unlisten(worker.conn.fileno())
-            self._unwatch_writes(worker.conn.fileno())
-            worker.conn.close()
+        if not worker.channel.closed:
+            self._unlisten(worker.channel.fileno())
+            self._unwatch_writes(worker.channel.fileno())
+            worker.channel.close()
 
     def _unlisten(self, fd: int) -> None:
         if self._loop is not None:
@@ -656,7 +656,7 @@ def _kill_started(future: Future[_Worker]) -> None:
         worker = future.result()
         with contextlib.suppress(OSError):
             worker.process.kill()
-        worker.conn.close()
+        worker.channel.close()
 
 
 def _run_inline(call: Call[T]) -> Outcome[T]:
