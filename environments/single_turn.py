@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from environments.base import (
     EnvironmentInputError,
@@ -23,6 +23,7 @@ from environments.base import (
     StepResult,
 )
 from verifiers.base import Verifier
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 MAX_ATTEMPTS_LIMIT = 20
@@ -76,9 +77,7 @@ class TaskFamily(ABC):
         return False
 
 
-class _AttemptOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _AttemptOptions(Options):
     max_attempts: int = Field(
         1,
         ge=1,

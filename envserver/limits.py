@@ -4,8 +4,9 @@ is parsed, for every route)."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 from fastapi import Request, Response
@@ -92,14 +93,30 @@ def nesting_depth(value: Any, limit: int) -> int:
     return deepest if isinstance(value, dict | list) else 0
 
 
+def _non_finite(text: str) -> NoReturn:
+    raise Problem(
+        422,
+        f"the request body holds the number {text[:40]}, which is not finite: JSON numbers "
+        "must be finite (no NaN, Infinity or overflowing exponents)",
+        kind="non-finite-number",
+    )
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    return value if math.isfinite(value) else _non_finite(text)
+
+
 def _loads(body: bytes) -> Any:
     """``json.loads`` at orjson's speed: orjson parses every well-formed body; the standard
-    library reparses only what orjson refuses (malformed, NaN literals, deeper than orjson's
-    1024 levels), so what is accepted and every error message stay the standard library's."""
+    library reparses only what orjson refuses (malformed, deeper than orjson's 1024 levels, and
+    the non-finite numbers orjson refuses too), so every error message stays the standard
+    library's. ``NaN``, ``Infinity`` and ``1e400`` (which the standard library would read as
+    non-finite floats) are refused with 422: they are not JSON, and no field takes them."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_non_finite, parse_float=_finite_float)
 
 
 class LimitedRequest(Request):

@@ -1,6 +1,7 @@
 """Wire schemas (pydantic v2): the JSON bodies of the v1 HTTP API.
 
-Light on purpose: clients import this module, so it depends on pydantic alone.
+Light on purpose: clients import this module, so it depends on pydantic alone (and on
+``verifiers.numbers``, which is pydantic alone too).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from verifiers.numbers import StrictNumbers
 
 MAX_SEED = 2**63 - 1  # equal to environments.task_id.MAX_SEED; kept here so clients stay light
 MAX_ACTION_CHARS = 1_000_000
@@ -19,8 +22,9 @@ Status = Literal["ok", "invalid", "timeout", "error"]
 ItemStatus = Literal["ok", "timeout", "error"]
 
 
-class WireModel(BaseModel):
-    """A request body: unknown fields are refused, so a typo is an error rather than ignored."""
+class WireModel(StrictNumbers):
+    """A request body: unknown fields are refused, so a typo is an error rather than ignored;
+    numbers are numbers (no booleans for integers, no NaN or infinities)."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 
@@ -28,10 +29,8 @@ class Unavailable:
         return f"{self.reason}; to enable it: {self.fix}" if self.fix else self.reason
 
 
-class NoOptions(BaseModel):
+class NoOptions(Options):
     """Options schema of a check that takes none."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 @dataclass(frozen=True)

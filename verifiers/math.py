@@ -21,9 +21,10 @@ from typing import Any, Literal
 import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.errors import TimeoutException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from verifiers.base import Verifier
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 # math-verify's own limits (whole seconds), below the server's hard per-item limit.
@@ -35,10 +36,8 @@ _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtracti
 _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
 
 
-class MathOptions(BaseModel):
+class MathOptions(Options):
     """How a math answer is extracted and compared."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     extraction: Literal["auto", "boxed"] = Field(
         "auto",

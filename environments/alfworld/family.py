@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from environments.alfworld.engine import (
     NOTHING_HAPPENS,
@@ -43,6 +43,7 @@ from environments.base import (
     ResetResult,
     StepResult,
 )
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 VERSION = "1"
@@ -55,10 +56,8 @@ ACTION_FORMAT = (
 )
 
 
-class AlfWorldOptions(BaseModel):
+class AlfWorldOptions(Options):
     """What selects the episode besides the seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     task_type: TaskType | None = Field(
         None, description="One of ALFWorld's six task types; unset: drawn from the seed."

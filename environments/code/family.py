@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from environments.code import render
 from environments.code.kinds import KINDS
@@ -15,6 +15,7 @@ from environments.code.problem import SIZES, Args, Difficulty, Problem, Size
 from environments.code.render import Case, Format, Language
 from environments.single_turn import Task, TaskFamily
 from verifiers.code import VERIFIER
+from verifiers.numbers import Options
 
 FAMILY_ID = "code"
 VERSION = "1"
@@ -23,10 +24,8 @@ TIME_LIMIT_S = 2.0  # per test; every reference solution runs in milliseconds
 MAX_DRAWS = 200  # per test, to find fresh arguments; far more than any kind needs
 
 
-class CodeTaskOptions(BaseModel):
+class CodeTaskOptions(Options):
     """What selects a code task besides its seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     difficulty: Difficulty = Field(
         "easy",

@@ -10,8 +10,6 @@ import re
 from dataclasses import asdict
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from environments.base import (
     EnvironmentInputError,
     EnvSpec,
@@ -23,6 +21,7 @@ from environments.evo.admission import Admission, admit
 from environments.evo.contract import ContractError, check_source
 from environments.evo.settings import EvoSettings
 from environments.evo.store import open_store
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 THEMES = (
@@ -46,10 +45,8 @@ and the functions
 It must show solve-verify asymmetry: easy as code, hard to do reliably in natural language."""
 
 
-class ConstructOptions(BaseModel):
+class ConstructOptions(Options):
     """Nothing selects an episode besides its seed (the theme)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def source_of(action: str) -> str:

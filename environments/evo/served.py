@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, Field, create_model
 
 from environments.base import Environment, EnvironmentGone
 from environments.evo.program import (
@@ -23,6 +23,7 @@ from environments.evo.settings import EvoSettings
 from environments.evo.store import StoredEnv, open_store
 from environments.single_turn import SingleTurnEnvironment, Task, TaskFamily
 from verifiers.base import Verifier
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 PREFIX = "evo/"
@@ -31,8 +32,8 @@ FRESH_S = 1.0
 replica within this."""
 
 
-class _DifficultyOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _DifficultyOptions(Options):
+    """An admitted environment's options: its difficulty."""
 
 
 def _score(source: str) -> Callable[[str, Any, Any], Score]:

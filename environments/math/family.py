@@ -7,12 +7,13 @@ import random
 from typing import Any
 
 import sympy
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from environments.math.kinds import KINDS, Difficulty
 from environments.math.problem import Problem
 from environments.single_turn import Task, TaskFamily
 from verifiers.math import VERIFIER
+from verifiers.numbers import Options
 
 FAMILY_ID = "math"
 VERSION = "1"
@@ -28,10 +29,8 @@ def draw_problem(seed: int, difficulty: Difficulty) -> tuple[str, Problem]:
     return kind, KINDS[difficulty][kind](rng)
 
 
-class MathTaskOptions(BaseModel):
+class MathTaskOptions(Options):
     """What selects a math task besides its seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     difficulty: Difficulty = Field(
         "medium",

@@ -5,21 +5,20 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from environments.opt.prompt import build_prompt
 from environments.opt.references import reference
 from environments.opt.task import Instance, Level, OptTask
 from environments.single_turn import Task, TaskFamily
+from verifiers.numbers import Options
 from verifiers.opt import VERIFIER
 
 VERSION = "1"
 
 
-class OptTaskOptions(BaseModel):
+class OptTaskOptions(Options):
     """What selects an instance besides its seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     level: Level = Field(
         "medium",

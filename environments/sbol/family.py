@@ -6,12 +6,13 @@ import random
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from environments.sbol import program
 from environments.sbol.circuits import Blueprint, Difficulty, Split, draw
 from environments.sbol.tasks import BUILDERS, TaskKind
 from environments.single_turn import Task, TaskFamily
+from verifiers.numbers import Options
 from verifiers.sbol import VERIFIER
 from verifiers.sbol.design import CIRCUIT_TYPES, CircuitType
 
@@ -28,10 +29,8 @@ CircuitChoice = Literal[
 ]  # fmt: skip
 
 
-class SbolOptions(BaseModel):
+class SbolOptions(Options):
     """What selects a task besides its seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     circuit: CircuitChoice = Field(
         "any", description="The circuit type; 'any' draws one of the six from the seed."

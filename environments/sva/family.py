@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from environments.base import EnvironmentUnavailable
 from environments.single_turn import Task, TaskFamily
@@ -12,16 +12,15 @@ from environments.sva.generator import LEVELS, GeneratedOptions, generate_task
 from environments.sva.loader import DATA_ENV, DataUnavailable, Split, dataset
 from environments.sva.prompt import fenced, nl2sva_prompt
 from verifiers.base import Unavailable
+from verifiers.numbers import Options
 from verifiers.sva import NL2SVA
 
 VERSION = "1"
 _DATA_FIX = f"check the files {DATA_ENV} names, or unset it to serve the packaged sets"
 
 
-class DatasetOptions(BaseModel):
+class DatasetOptions(Options):
     """A dataset task is selected by its seed alone."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 ACTION_FORMAT = (

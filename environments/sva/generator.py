@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from verifiers.numbers import Options
 from verifiers.sva.api import CheckOptions, SvaError, is_tautology, is_vacuous, parse_assertion
 
 Level = Literal["easy", "medium", "hard"]
@@ -29,10 +30,8 @@ MAX_DRAWS = 32
 _GENERATION_CHECK = CheckOptions(timeout_s=30.0)
 
 
-class GeneratedOptions(BaseModel):
+class GeneratedOptions(Options):
     """What selects a generated task besides its seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     level: Literal["easy", "medium", "hard", "mixed"] = Field(
         "mixed",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from environments.base import (
     Branch,
@@ -32,6 +32,7 @@ from environments.tamarin.model import (
 from environments.tamarin.provers import INSTALL_HINT, provers
 from environments.tamarin.render import observation, resolve_action, view_info
 from verifiers.base import Unavailable
+from verifiers.numbers import Options
 from verifiers.score import Score
 from verifiers.tamarin.proof import render_proof
 from verifiers.tamarin.theory import (
@@ -46,10 +47,8 @@ VERSION = "1"
 MAX_STEPS = 500
 
 
-class ProofOptions(BaseModel):
+class ProofOptions(Options):
     """Which lemma to prove, and the episode's limits."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     theory: str | None = Field(
         None,

@@ -8,7 +8,7 @@ import random
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from environments.base import (
     EnvironmentInputError,
@@ -22,6 +22,7 @@ from environments.webshop.engine import SUB_PAGES, Engine, EpisodeState
 from environments.webshop.goals import SPLITS, Goal
 from environments.webshop.pages import ObservationMode, render
 from environments.webshop.shop import Shop, get_shop
+from verifiers.numbers import Options
 from verifiers.score import Score
 from verifiers.webshop import score_purchase
 from verifiers.webshop.reward import MalformedPurchase
@@ -33,10 +34,8 @@ ACTION_FORMAT = (
 )
 
 
-class WebShopOptions(BaseModel):
+class WebShopOptions(Options):
     """What selects the episode besides the seed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     observation_mode: ObservationMode = Field(
         "text",

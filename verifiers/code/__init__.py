@@ -19,6 +19,7 @@ from sandbox.runner import Runs, SandboxInputError, TestRun
 from sandbox.testcases import JudgeOptions, TestSuite
 from verifiers.base import Verifier
 from verifiers.code.extract import extract_code
+from verifiers.numbers import Options
 from verifiers.score import Score
 
 MAX_PROGRAM_S = 50.0  # all tests of one response; below the verifier's own kill limit
@@ -35,10 +36,8 @@ class CodeReference(BaseModel):
     memory_mb: int = Field(1024, ge=64, le=8192)
 
 
-class CodeOptions(BaseModel):
+class CodeOptions(Options):
     """How test results become a reward."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     reward: Literal["fraction", "all"] = Field(
         "fraction", description="fraction: tests passed / tests; all: 1 only if every test passes."

@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from verifiers.base import Verifier
+from verifiers.numbers import Options
 from verifiers.opt import (
     graph_coloring,
     hamiltonian_cycle,
@@ -48,14 +49,12 @@ CHECKS: dict[str, TaskCheck] = {
 _ABOVE_REFERENCE = 1e-9
 
 
-class OptOptions(BaseModel):
+class OptOptions(Options):
     """How a feasible answer's quality becomes a reward.
 
     The paper's quality-aware reward is not public; ``quality`` (the ratio, clipped to 1) is the
     most consistent reading of it and the default. ``power`` and ``threshold`` shape it.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     mode: Literal["quality", "binary"] = Field(
         "quality",

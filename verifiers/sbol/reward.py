@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from verifiers.numbers import Options
 
 LEVELS = ("L1_execution", "L2_validity", "L3_structure", "L4_semantics", "L5_function")
 TITLES = ("execution", "validity", "structure", "semantics", "function")
@@ -27,10 +29,8 @@ PRESETS: dict[str, Weights] = {
 Preset = Literal["uniform", "stage1", "stage2", "stage3", "stage4"]
 
 
-class CircuitOptions(BaseModel):
+class CircuitOptions(Options):
     """How levels become a reward, the run's limits, and what comes back besides."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     reward: Literal["hierarchical", "binary"] = Field(
         "hierarchical",

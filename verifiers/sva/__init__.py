@@ -28,9 +28,10 @@ from typing import Any
 # (and the environments that import it) with a clear message, instead of failing later.
 import pyslang  # noqa: F401
 import z3  # noqa: F401
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from verifiers.base import Verifier
+from verifiers.numbers import Options
 from verifiers.score import Score
 from verifiers.sva.api import (
     Assertion,
@@ -56,10 +57,8 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _ASSERT = re.compile(r"(?:\b[A-Za-z_]\w*\s*:\s*)?\bassert\s+property\b", re.DOTALL)
 
 
-class SvaOptions(BaseModel):
+class SvaOptions(Options):
     """How a pair is judged."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     unmarked_strong: bool = Field(
         True,

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from verifiers.base import Unavailable, Verifier
+from verifiers.numbers import Options
 from verifiers.score import Score
 from verifiers.tamarin.batch import (
     BatchVerdict,
@@ -49,10 +50,8 @@ class TamarinReference(BaseModel):
     lemma: str = Field(description="The lemma whose proof the response is.")
 
 
-class TamarinOptions(BaseModel):
+class TamarinOptions(Options):
     """Limits of the check."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     prover_timeout_s: float = Field(
         50.0, gt=0, le=55, description="Wall-clock limit of the tamarin-prover run, seconds."
