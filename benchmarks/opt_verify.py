@@ -16,7 +16,7 @@ import time
 import httpx
 
 from benchmarks.common import percentile, server
-from environments.opt.catalog import task_for
+from environments.opt.catalog import reference_for
 from environments.opt.tasks import TASKS
 from environments.task_id import TaskId
 from verifiers.opt import VERIFIER
@@ -27,7 +27,7 @@ def answers(task: str, instances: int) -> list[tuple[str, str]]:
     pairs = []
     for seed in range(instances):
         task_id = TaskId.format(f"opt/{task}", "1", seed, {"level": "bench"})
-        reference = task_for(task_id).reference
+        reference = reference_for(task_id)
         pairs.append((task_id, f"Answer: {reference['answer']}"))
         pairs.append((task_id, f"Answer: {TASKS[task].greedy(reference['instance'])}"))
         pairs.append((task_id, "Answer: [0, 0]"))
@@ -45,7 +45,7 @@ def main() -> None:
     with server(2) as live, httpx.Client(base_url=live.base_url, timeout=300) as client:
         for task in TASKS:
             pairs = answers(task, args.instances)
-            references = {tid: task_for(tid).reference for tid, _ in pairs}
+            references = {tid: reference_for(tid) for tid, _ in pairs}
             times = []
             for _ in range(5):
                 for task_id, response in pairs:

@@ -70,6 +70,13 @@ class TaskFamily(ABC):
     def expert_response(self, task: Task) -> str:
         """A response that earns the full reward."""
 
+    def reference(self, task: Task) -> JSONValue:
+        """What responses to ``task`` are scored against: ``task.reference`` itself, unless the
+        family completes it here (an exact optimum that takes seconds to prove), so that
+        ``generate``, and with it every reset, stays cheap and the cost is paid only when a
+        score needs it. The family caches what it computes here."""
+        return task.reference
+
     def cheap_generation(self, options: Any) -> bool:
         """Whether ``generate`` with ``options`` is cheap for every seed: bounded by design and
         well under a millisecond (see ``environments.base.CheapReset``). Only then does the
@@ -133,7 +140,8 @@ class SingleTurnEnvironment:
 
     def _score(self, task: Task, response: str) -> Score:
         verifier = self._family.verifier
-        return verifier(response, task.reference, verifier.options_model(**task.verifier_options))
+        reference = self._family.reference(task)
+        return verifier(response, reference, verifier.options_model(**task.verifier_options))
 
     def _family_options(self, options: BaseModel) -> Any:
         return self._family.options_model.model_validate(

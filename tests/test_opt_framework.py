@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from environments.opt.catalog import task_for
+from environments.opt.catalog import reference_for
 from environments.opt.evaluate import Attempt, aggregate
 from environments.opt.task import Level
 from environments.opt.tasks import TASKS
@@ -181,8 +181,8 @@ def test_aggregation_reproduces_the_original_by_hand() -> None:
 
 def test_the_evaluate_command_scores_a_jsonl(tmp_path: Path) -> None:
     ids = [f"opt/knapsack@1/{seed}?level=easy" for seed in range(3)]
-    optimum = "Answer: " + task_for(ids[0]).reference["answer"]
-    greedy = "Answer: " + KNAPSACK.greedy(task_for(ids[2]).reference["instance"])
+    optimum = "Answer: " + reference_for(ids[0])["answer"]
+    greedy = "Answer: " + KNAPSACK.greedy(reference_for(ids[2])["instance"])
     rows = [
         {"task_id": ids[0], "responses": ["no answer", optimum]},  # best of two tries: 1.0
         {"task_id": ids[1], "response": "Answer: [0, 0]"},  # infeasible: 0
@@ -255,9 +255,9 @@ def test_the_cached_bench_references_are_current_and_proven() -> None:
 
 
 def test_opt_bench_seeds_map_onto_the_task_sets() -> None:
-    mixed = task_for("opt/bench@1/23")  # task 23 % 10 = 3 (tsp), seed 2, level bench
-    assert mixed.reference == task_for("opt/tsp@1/2?level=bench").reference
-    assert mixed.metadata["task"] == "tsp"
+    mixed = reference_for("opt/bench@1/23")  # task 23 % 10 = 3 (tsp), seed 2, level bench
+    assert mixed == reference_for("opt/tsp@1/2?level=bench")
+    assert mixed["task"] == "tsp"
 
 
 # --- the answer grammar, exactly -------------------------------------------------------------

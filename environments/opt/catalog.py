@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from environments.opt.family import OptBenchFamily, OptTaskFamily
 from environments.opt.tasks import TASKS
-from environments.single_turn import Task
 from environments.task_id import TaskId
 
 BENCH_SEEDS = range(100)  # per task, at level "bench": the 1,000-instance benchmark set
@@ -22,13 +22,15 @@ def families() -> dict[str, OptTaskFamily | OptBenchFamily]:
     return found
 
 
-def task_for(task_id: str) -> Task:
-    """The task a task id names; raises ``TaskIdError``/``KeyError``/``ValidationError``."""
+def reference_for(task_id: str) -> dict[str, Any]:
+    """The verifier's reference for the task a task id names (its optimum solved or read from
+    the cache); raises ``TaskIdError``/``KeyError``/``ValidationError``."""
     parsed = TaskId.parse(task_id)
     family = families()[parsed.env]
     if parsed.version != family.version:
         raise KeyError(f"{task_id}: this code serves {parsed.env}@{family.version}")
-    return family.generate(parsed.seed, family.options_model.model_validate(parsed.options))
+    options = family.options_model.model_validate(parsed.options)
+    return family.reference(family.generate(parsed.seed, options))
 
 
 def bench_task_ids() -> list[str]:

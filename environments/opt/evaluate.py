@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from environments.answers import read_tries
-from environments.opt.catalog import task_for
+from environments.opt.catalog import reference_for
 from environments.opt.tasks import TASKS
 from verifiers.opt import VERIFIER
 
@@ -100,7 +100,7 @@ def score(tries: Iterable[tuple[str, str]]) -> Iterator[Attempt]:
     references: dict[str, Any] = {}
     for task_id, response in tries:
         if task_id not in references:
-            references[task_id] = task_for(task_id).reference
+            references[task_id] = reference_for(task_id)
         reference = references[task_id]
         result = VERIFIER(response, reference)
         if result.status in ("timeout", "error"):

@@ -37,7 +37,8 @@ ACTION_FORMAT = "Reasoning, then a final line 'Answer: <solution>' in the task's
 
 
 class OptTaskFamily(TaskFamily):
-    """One task: a seeded instance, its exact reference, the prompt (a ``TaskFamily``)."""
+    """One task: a seeded instance and its prompt (a ``TaskFamily``); the exact reference is
+    proved when a score first needs it (``reference``), never at reset."""
 
     version = VERSION
     options_model: type[BaseModel] = OptTaskOptions
@@ -55,30 +56,31 @@ class OptTaskFamily(TaskFamily):
         return self.task.generate(random.Random(f"{self.id}@{VERSION}/{seed}/{level}"), level)
 
     def generate(self, seed: int, options: Any) -> Task:
-        """The instance ``(seed, level)`` names, its prompt and its reference."""
+        """The instance ``(seed, level)`` names and its prompt. The reference holds the task
+        and the instance only: proving the optimum can take seconds (``reference`` does it)."""
         level: Level = options.level
         instance = self.instance(seed, level)
-        solution = reference(self.task, instance)
         return Task(
             prompt=build_prompt(self.task, instance),
-            reference={
-                "task": self.task.name,
-                "instance": instance,
-                "value": solution.value,
-                "optimal": solution.optimal,
-                "answer": solution.answer,
-            },
-            metadata={
-                "task": self.task.name,
-                "category": self.task.category,
-                "level": level,
-                "reference_optimal": solution.optimal,
-            },
+            reference={"task": self.task.name, "instance": instance},
+            metadata={"task": self.task.name, "category": self.task.category, "level": level},
         )
+
+    def reference(self, task: Task) -> dict[str, Any]:
+        """The verifier's reference: the task and instance with the optimum's value, whether
+        it is proven, and its answer (cached, see ``environments.opt.references``)."""
+        partial: dict[str, Any] = task.reference
+        solution = reference(self.task, partial["instance"])
+        return {
+            **partial,
+            "value": solution.value,
+            "optimal": solution.optimal,
+            "answer": solution.answer,
+        }
 
     def expert_response(self, task: Task) -> str:
         """The reference solution in the required format."""
-        return f"An optimal solution.\nAnswer: {task.reference['answer']}"
+        return f"An optimal solution.\nAnswer: {self.reference(task)['answer']}"
 
 
 class OptBenchFamily(TaskFamily):
@@ -108,6 +110,14 @@ class OptBenchFamily(TaskFamily):
         family, member_seed = self.member(seed)
         return family.generate(member_seed, OptTaskOptions(level=options.level))
 
+    def _family_of(self, task: Task) -> OptTaskFamily:
+        name = task.reference["task"]
+        return next(family for family in self.families if family.task.name == name)
+
+    def reference(self, task: Task) -> dict[str, Any]:
+        """The member task's reference."""
+        return self._family_of(task).reference(task)
+
     def expert_response(self, task: Task) -> str:
         """The reference solution in the required format."""
-        return self.families[0].expert_response(task)
+        return self._family_of(task).expert_response(task)

@@ -37,9 +37,24 @@ def _cached() -> dict[str, Any]:
     return {entry["instance"]: entry for entry in entries.values()}
 
 
+# Optima solved on demand in this process, by task and instance digest (oldest dropped first):
+# a trainer scores many responses to one task, and only the first pays for the solve.
+_SOLVED: dict[str, Solution] = {}
+MAX_SOLVED = 4096
+
+
 def reference(task: OptTask, instance: Instance) -> Solution:
-    """The cached reference of this very instance if there is one, else a fresh solve."""
-    entry = _cached().get(digest(instance))
+    """The cached reference of this very instance if there is one, else a fresh solve (kept for
+    the next call). Only scoring calls this: a reset shows the instance, never its optimum."""
+    key = digest(instance)
+    entry = _cached().get(key)
     if entry is not None:
         return Solution(entry["answer"], float(entry["value"]), bool(entry["optimal"]))
-    return task.solve(instance, ON_DEMAND_BUDGET)
+    solved = f"{task.name}/{key}"
+    solution = _SOLVED.get(solved)
+    if solution is None:
+        solution = task.solve(instance, ON_DEMAND_BUDGET)
+        if len(_SOLVED) >= MAX_SOLVED:
+            del _SOLVED[next(iter(_SOLVED))]
+        _SOLVED[solved] = solution
+    return solution
