@@ -37,10 +37,17 @@ from verifiers.opt.base import InvalidAnswer
         ("Answer: [9]\nOn second thought.\nAnswer: [0, 1]", "[0, 1]"),
         ("**Answer:** `[0, 1]`.", "[0, 1]"),
         ("Answer: $\\boxed{[0, 1]}$", "[0, 1]"),
-        ("Answer: \\text{[0, 1]} done", "[0, 1] done"),
+        ("Answer: \\text{[0, 1]} done", "\\text{[0, 1]} done"),
+        ("Answer: \\text{[0, 1]}", "[0, 1]"),
+        ("__Answer:__ **[0, 1]**.", "[0, 1]"),
+        ("Answer: $$\\boxed{\\text{0 -> 1}}$$.", "0 -> 1"),
+        ("Answer: *[0, 1].*", "[0, 1]"),
+        ("Answer:\n```\n[0, 1]\n```", "[0, 1]"),
     ],
 )
-def test_the_last_answer_is_read_and_decoration_dropped(response: str, expected: str) -> None:
+def test_the_last_answer_is_read_and_decoration_around_it_dropped(
+    response: str, expected: str
+) -> None:
     assert final_answer(response) == expected
 
 
@@ -49,7 +56,37 @@ def test_the_last_answer_is_read_and_decoration_dropped(response: str, expected:
 )
 def test_missing_empty_or_huge_answers_are_invalid(response: str) -> None:
     with pytest.raises(InvalidAnswer):
-        final_answer(response)
+        int_list(final_answer(response))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "[1*2]",
+        "[1`2]",
+        "[1$2]",
+        "[1**0]",
+        "[1, \\text{2}]",
+        "[1, \\boxed{2}]",
+        "[`1`, 2]",
+        "[$1$, 2]",
+        "[**1**, 2]",
+        "1*2",
+        "1 -> *2",
+        "$[1]$ or $[2]$",
+        "**[1]** and **[2]**",
+        "`[1]`, `[2]`",
+        "[1]." + "." * 3,
+        "\\boxed{" * 9 + "[1]" + "}" * 9,
+    ],
+)
+def test_nothing_inside_the_answer_is_stripped(answer: str) -> None:
+    # Issue 25: decoration was deleted everywhere before reading, so "[1*2]" read as [12], a
+    # feasible answer here (twenty items that all fit).
+    items = {str(i): {"weight": 1, "value": 1} for i in range(20)}
+    reference = {"task": "knapsack", "instance": {"capacity": 20, "items": items}}
+    score = VERIFIER(f"Answer: {answer}", {**reference, "value": 20, "optimal": True})
+    assert (score.status, score.reward) == ("invalid", 0.0), score
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,11 @@
-r"""Reading the final answer: lenient about decoration, exact about the value.
+r"""Reading the final answer: lenient about decoration around it, exact about the value.
 
-Only the text after the last ``Answer:`` counts (the original's convention). Markdown emphasis,
-code ticks, LaTeX dollars, ``\boxed{}``/``\text{}`` wrappers, surrounding white space and one
-trailing full stop are dropped; what is left must be exactly one value of the answer grammar,
-with nothing before or after it:
+Only the text after the last ``Answer:`` counts (the original's convention). Around the value,
+and only around it, decoration is peeled from the outside in, at most ``MAX_WRAPPERS`` layers:
+the emphasis that closes a bold ``**Answer:**`` right after the colon, surrounding white space,
+one trailing full stop per layer, and a pair of ``**``, ``*``, backticks or ``$`` (or a LaTeX
+``\boxed{...}``/``\text{...}``) that encloses the whole rest. Nothing is removed inside: what is
+left must be exactly one value of the answer grammar, with nothing before or after it:
 
     value   := integer | "[" items "]" | "(" items ")"
     items   := empty | value ("," value)* [","]
@@ -13,7 +15,8 @@ White space may surround any token. ``[...]`` reads as a list and ``(...)`` as a
 list of integers may also be written without brackets (``0, 1``) or as a path ``0 -> 1 -> 2``
 (optionally inside one pair of brackets); the schedule and bisection tasks accept their tuples or
 lists without the outer brackets. Anything else (``1_2``, ``-0``, ``[0]*50``, ``<[0, 1]>``,
-prose around the value) is ``invalid``.
+``[1*2]``, ``[1$2]``, ``[1, \text{2}]``, prose around the value) is ``invalid``: an earlier
+reader deleted every ``*``, backtick and ``$`` first, and so read ``[1*2]`` as ``[12]``.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from verifiers.opt.base import Infeasible, InvalidAnswer
 MAX_ANSWER_CHARS = 20_000
 MAX_DIGITS = 18  # larger than any id, colour, time or size; int() of huge text is slow
 MAX_DEPTH = 3  # the deepest answer, a schedule, is a list of tuples
+MAX_WRAPPERS = 8  # "$\boxed{**[0]**}$" is four; a deeper onion is not decoration
 _ANSWER = re.compile(r"answer\s*:", re.IGNORECASE)
-_DECORATION = re.compile(r"[*`$]")
-_WRAPPER = re.compile(r"\\(?:boxed|text)\{")
+_EMPHASIS_CLOSER = re.compile(r"\A[*_]+")  # "**Answer:** [0]": the bold closes after the colon
+_PAIRS = ("**", "*", "`", "$")  # enclosing markdown and LaTeX maths, as (opener, closer)
+_WRAPPERS = ("\\boxed{", "\\text{")
 _CLOSERS = {"[": "]", "(": ")"}
 _DIGITS = frozenset("0123456789")
 _SPACE = frozenset(" \t\r\n")
@@ -37,31 +42,36 @@ _INTEGER = re.compile(r"0|[1-9][0-9]*")
 
 
 def final_answer(response: str) -> str:
-    """The cleaned text after the last ``Answer:``; raises ``InvalidAnswer`` when there is none
-    or it is empty or too long."""
+    """The text after the last ``Answer:`` with its surrounding decoration peeled (see the
+    module docstring); raises ``InvalidAnswer`` when there is none or it is empty or too
+    long."""
     matches = list(_ANSWER.finditer(response))
     if not matches:
         raise InvalidAnswer("no 'Answer:' in the response")
-    text = response[matches[-1].end() :].strip()
+    text = response[matches[-1].end() :]
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(f"the answer is longer than {MAX_ANSWER_CHARS} characters")
-    text = _unwrap(_DECORATION.sub("", text)).strip()
-    text = text.removesuffix(".").strip()
+    text = _EMPHASIS_CLOSER.sub("", text)
+    for _ in range(MAX_WRAPPERS):
+        text = text.strip().removesuffix(".").strip()
+        peeled = _peel(text)
+        if peeled is None:
+            break
+        text = peeled
     if not text:
         raise InvalidAnswer("the answer after 'Answer:' is empty")
     return text
 
 
-def _unwrap(text: str) -> str:
-    # "\boxed{[0, 1]}" -> "[0, 1]": drop each LaTeX wrapper with its own closing brace.
-    while (match := _WRAPPER.search(text)) is not None:
-        depth, end = 1, match.end()
-        while end < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[end], 0)
-            end += 1
-        closing = end - 1 if depth == 0 else len(text)
-        text = text[: match.start()] + text[match.end() : closing] + text[closing + 1 :]
-    return text
+def _peel(text: str) -> str | None:
+    """``text`` without the one pair of markers that encloses all of it; None when none does."""
+    for marker in _PAIRS:
+        if len(text) > 2 * len(marker) and text.startswith(marker) and text.endswith(marker):
+            return text[len(marker) : -len(marker)]
+    for wrapper in _WRAPPERS:
+        if text.startswith(wrapper) and text.endswith("}"):
+            return text[len(wrapper) : -1]
+    return None
 
 
 def integer(text: str) -> int:
