@@ -7,7 +7,11 @@ inherit them), so every replica serving the same configuration serves the same s
 ``ENVSERVER_WEBSHOP_SEED``       synthetic catalogue seed (default 0)
 ``ENVSERVER_WEBSHOP_DATA``       a directory with the real ``items_*.json`` files (default: none)
 ``ENVSERVER_WEBSHOP_HUMAN_GOALS`` 1 (default) uses ``items_human_ins.json`` goals when present
-``ENVSERVER_WEBSHOP_CACHE``      where search indexes are kept (default ``<project>/data/webshop``)
+``ENVSERVER_WEBSHOP_CACHE``      where search indexes are kept (default: ``webshop/`` in the
+                                 server's data directory, ``ENVSERVER_DATA_DIR``)
+
+Nothing is written into the installed package: an earlier default kept the index under the
+checkout (``<project>/data/webshop``) whatever the server's data directory was.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from environments.webshop.goals import Goal, human_goals, shuffled, split_goals,
 from environments.webshop.loader import FileCatalogue
 from environments.webshop.search import TOP_N, SearchIndex
 
-DEFAULT_CACHE = Path(__file__).resolve().parents[2] / "data" / "webshop"
+DATA_DIR = "data"  # the server's default data directory (envserver.config.Settings.data_dir)
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class ShopConfig:
     seed: int = 0
     data_dir: Path | None = None
     human_goals: bool = True
-    cache_dir: Path = DEFAULT_CACHE
+    cache_dir: Path = Path(DATA_DIR) / "webshop"
 
     @classmethod
     def from_environ(cls) -> ShopConfig:
@@ -46,7 +50,10 @@ class ShopConfig:
             seed=int(env.get("ENVSERVER_WEBSHOP_SEED", "0")),
             data_dir=Path(data) if data else None,
             human_goals=env.get("ENVSERVER_WEBSHOP_HUMAN_GOALS", "1") not in ("0", "false", ""),
-            cache_dir=Path(env.get("ENVSERVER_WEBSHOP_CACHE", "") or DEFAULT_CACHE),
+            cache_dir=Path(
+                env.get("ENVSERVER_WEBSHOP_CACHE", "")
+                or Path(env.get("ENVSERVER_DATA_DIR", "") or DATA_DIR) / "webshop"
+            ),
         )
 
 

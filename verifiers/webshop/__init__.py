@@ -62,6 +62,10 @@ def _check(response: str, reference: Any, options: Any) -> Score:  # noqa: PLR09
         purchase = json.loads(response)
     except ValueError:
         return Score.invalid("the response is not JSON")
+    except RecursionError:
+        # The parser recurses per level: a response nested past the interpreter's limit is
+        # malformed input, not a failure of the check.
+        return Score.invalid("the response nests lists or objects too deeply to be a purchase")
     if not isinstance(purchase, dict) or not isinstance(purchase.get("product"), dict):
         return Score.invalid('the response needs {"product": {...}, "price": ..., "options": {}}')
     chosen = purchase.get("options", {})
