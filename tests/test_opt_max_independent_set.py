@@ -108,8 +108,11 @@ def test_hand_made_infeasible_sets_score_zero() -> None:
 def test_smaller_sets_score_their_share() -> None:
     instance, planted = make(1, "easy")
     value = opt.solution(TASK.name, 1, "easy").value
-    result = score(instance, " ".join(f"**{v}**," for v in planted[:2]), value)
+    result = score(instance, "**" + ", ".join(str(v) for v in planted[:2]) + ",**", value)
     assert result.status == "ok" and result.reward == pytest.approx(2 / value), result
+    # Bold around each id is decoration inside the answer, which is never stripped.
+    bold_ids = score(instance, " ".join(f"**{v}**," for v in planted[:2]), value)
+    assert bold_ids.status == "invalid", bold_ids
 
 
 def test_both_graph_shapes_read_alike() -> None:

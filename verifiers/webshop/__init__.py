@@ -9,6 +9,7 @@ goal_options, price_upper). The environment ``webshop`` uses the same ``get_rewa
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from verifiers.base import Verifier
@@ -17,7 +18,7 @@ from verifiers.webshop.reward import COMPONENTS, MalformedPurchase, Reward, get_
 
 __all__ = ["VERIFIER", "Reward", "get_reward", "score_purchase"]
 
-VERSION = "1"
+VERSION = "2"  # 2: options are one string each, the price finite and non-negative
 
 _EXAMPLE_PRODUCT = {
     "name": "Lumora Lavender Essential Oil for Diffuser, 4 fl oz",
@@ -70,8 +71,13 @@ def _check(response: str, reference: Any, options: Any) -> Score:  # noqa: PLR09
         return Score.invalid('the response needs {"product": {...}, "price": ..., "options": {}}')
     chosen = purchase.get("options", {})
     price = purchase.get("price")
-    if not isinstance(chosen, dict) or not isinstance(price, int | float):
-        return Score.invalid("options must be an object and price a number")
+    if not isinstance(chosen, dict) or not all(isinstance(v, str) for v in chosen.values()):
+        # One value per option, as a click chooses it: a list of every size would match the
+        # goal's size through the fuzzy match on its text.
+        return Score.invalid("options must be an object of option names to one chosen value each")
+    if isinstance(price, bool) or not isinstance(price, int | float) or not 0 <= price < math.inf:
+        # A negative price passes every 'lower than' constraint; NaN is not a price.
+        return Score.invalid("price must be a finite, non-negative number")
     if not isinstance(reference, dict):
         return Score.bad_reference("the reference is not a WebShop goal")
     try:
