@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from environments.base import EnvironmentInputError, EpisodeFinished
+from environments.base import EnvironmentInputError, EpisodeFinished, SingleTurnScoring
 from environments.task_id import TaskId
 from environments.webshop.family import WebShopEnv
 from environments.webshop.shop import Shop, ShopConfig
@@ -45,7 +45,8 @@ def _single(case: dict[str, Any]) -> Score:
         env = REGISTRY.env(task.env)
         assert task.version == env.spec.version, case["task_id"]
         options = env.spec.options_model.model_validate(task.options)
-        return env.score_response(task.seed, options, case["response"])  # type: ignore[attr-defined]
+        assert isinstance(env, SingleTurnScoring), task.env
+        return env.score_response(task.seed, options, case["response"])
     verifier = REGISTRY.verifiers[case["verifier"]]
     options = verifier.options_model.model_validate(case.get("options", {}))
     return verifier(case["response"], case["reference"], options)
