@@ -10,14 +10,16 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.model import Limits, RunRecord, RunRequest
+from verifiers.numbers import StrictNumbers
 
 # SandboxFusion's default is "no limit": here the sandbox's maximum (at most the model's).
 UNLIMITED_MEMORY_MB = 16384
 _MAX_TIMEOUT_S = 300.0
 
 
-class RunCodeRequest(BaseModel):
-    """SandboxFusion's ``RunCodeRequest`` (unknown fields ignored, as its server does)."""
+class RunCodeRequest(StrictNumbers):
+    """SandboxFusion's ``RunCodeRequest`` (unknown fields ignored, as its server does; numbers
+    are numbers, as in every request body)."""
 
     model_config = ConfigDict(extra="ignore")
 

@@ -73,6 +73,11 @@ def test_finite_numbers_still_read(http: httpx.Client) -> None:
             "power",
         ),
         (
+            "/run_code",
+            {"code": "print(1)", "language": "python", "memory_limit_MB": True},
+            "memory_limit_MB",
+        ),
+        (
             "/v1/envs/webshop/reset",
             {"seed": 1, "options": {"step_limit": True}},
             "step_limit",
