@@ -63,6 +63,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.webshop_search
 	$(BIN)/python -m benchmarks.alfworld_step
 	$(BIN)/python -m benchmarks.sva_check
+	$(BIN)/python -m benchmarks.token_seal
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -37,10 +37,10 @@ from sandbox import SOCKET_ENV
 log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
 
-Episodes live in signed **state tokens** the client carries; single-turn tasks are named by
-**task ids** (`<env>@<version>/<seed>[?option=value]`) so references never travel. Errors are
-`application/problem+json`. Statuses: `ok` (scored), `invalid` (malformed response, reward 0),
-`timeout` and `error` (no reward: mask the item).
+Episodes live in sealed **state tokens** the client carries but can neither read nor alter;
+single-turn tasks are named by **task ids** (`<env>@<version>/<seed>[?option=value]`) so
+references never travel. Errors are `application/problem+json`. Statuses: `ok` (scored),
+`invalid` (malformed response, reward 0), `timeout` and `error` (no reward: mask the item).
 """
 
 

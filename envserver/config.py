@@ -35,8 +35,8 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("data"), description="Holds the generated state-token key file.")
     secret: SecretStr | None = Field(
         None,
-        description="State-token signing secret. Unset: a key file in data_dir, generated once. "
-        "Replicas that share it accept each other's tokens.",
+        description="State-token secret: tokens are sealed with keys derived from it. Unset: a "
+        "key file in data_dir, generated once. Replicas that share it accept each other's tokens.",
     )
     previous_secrets: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     max_batch_items: int = Field(2048, ge=1, description="Items in one batch request.")
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="Request body limit.")
     max_state_bytes: int = Field(
-        4 * 1024 * 1024, ge=1024, description="Decompressed size limit of one state token."
+        4 * 1024 * 1024, ge=1024, description="Size limit of one state's JSON, sealed in a token."
     )
     max_item_timeout_s: float = Field(
         120.0, gt=0, description="Upper bound for a client's per-item timeout."

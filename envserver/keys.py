@@ -1,4 +1,4 @@
-"""Secrets: the state-token signing key and the API keys."""
+"""Secrets: the state-token secret and the API keys."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ KEY_FILE_NAME = "state-token.key"
 
 
 def load_signing_keys(settings: Settings) -> list[bytes]:
-    """The signing key first, then older keys still accepted for opening tokens.
+    """The current state-token secret first (it seals new tokens), then older ones still accepted
+    for opening tokens (``envserver.tokens`` derives the sealing keys from each).
 
     The key is ``ENVSERVER_SECRET`` when set, else the key file in the data directory, created
     once with 32 random bytes (mode 0600) so restarts keep issued tokens valid. Creation is

@@ -1,9 +1,27 @@
-"""State tokens: an episode's JSON state, compressed and signed, carried by the client.
+"""State tokens: an episode's JSON state, sealed (encrypted and authenticated), carried by the
+client.
 
-Format: ``est1.<base64url(zlib(json))>.<base64url(HMAC-SHA256)>``. The signed JSON holds the env id,
-the env version and the state, and the MAC covers the format tag and the compressed bytes, so a
-token cannot be edited, truncated, moved to another environment or replayed against another
-version without being refused.
+Format: ``est2.<base64url(AES-256-GCM-SIV(json))>.<base64url(nonce)>``. The sealed JSON holds
+the env id, the env version and the state; the client can neither read it (a WebShop state holds
+the goal product, an ALFWorld state the whole world: reading them would be winning) nor alter,
+truncate, move it to another environment or replay it against another version without it being
+refused. ``est1`` tokens (zlib JSON, only signed, readable) are refused by name.
+
+Keys: each secret gives, through HKDF-SHA256, an AES-256-GCM-SIV key and a separate key for the
+nonce. Decisions, and why:
+
+- The nonce is synthetic, ``HMAC-SHA256(nonce key, json)[:12]``, not random: the same state
+  gives the same token (a search deduplicates nodes by token, and regenerating an episode from
+  its seed gives byte-identical replies), while different states get different nonces, so
+  GCM-SIV runs within its nonce-respecting bounds (a fresh derived key per nonce). Equal tokens
+  reveal only that the states are equal, which the client knows anyway (it made them so).
+- GCM-SIV rather than GCM: even if two different states ever drew the same 96-bit nonce, GCM-SIV
+  leaks at most that they collided, where GCM would leak its authentication key.
+- No compression: a state holds text the client chose (WebShop's search keywords) next to the
+  secret (the goal's name), so the length of a compressed token would tell whether a guess
+  shares words with the goal (the CRIME attack). Unpadded JSON reveals its length only.
+- The env id and version stay inside the sealed JSON (authenticated like the rest) rather than
+  only in the associated data, so a foreign or stale token is refused by name, as before.
 """
 
 from __future__ import annotations
@@ -13,12 +31,22 @@ import binascii
 import hashlib
 import hmac
 import json
-import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-TOKEN_PREFIX = "est1"  # noqa: S105 - a format tag, not a secret
-_MAC_SIZE = hashlib.sha256().digest_size
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCMSIV
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+TOKEN_PREFIX = "est2"  # noqa: S105 - a format tag, not a secret
+RETIRED_PREFIXES = {"est1": "readable JSON, only signed"}
+"""Earlier token formats, refused with a message that says so rather than as garbage."""
+
+_ASSOCIATED_DATA = TOKEN_PREFIX.encode()  # a token of a later format cannot pass as this one
+_NONCE_SIZE = 12
+_TAG_SIZE = 16
 
 
 class TokenError(ValueError):
@@ -45,17 +73,36 @@ def _b64decode(text: str) -> bytes:
     return data
 
 
+@dataclass(frozen=True)
+class _SealingKey:
+    """The keys one secret gives: the cipher's, and the synthetic nonce's."""
+
+    cipher: AESGCMSIV
+    nonce_key: bytes
+
+    @classmethod
+    def derive(cls, secret: bytes) -> _SealingKey:
+        def hkdf(purpose: str) -> bytes:
+            info = f"envserver state token {TOKEN_PREFIX} {purpose}".encode()
+            return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(secret)
+
+        return cls(AESGCMSIV(hkdf("cipher")), hkdf("nonce"))
+
+
+_REFUSED = (
+    "state token signature does not match: it was altered, truncated, or issued by a server "
+    "with another secret"
+)
+
+
 class StateTokens:
-    """Issues and opens state tokens with ``keys[0]``; ``keys[1:]`` are still accepted."""
+    """Seals and opens state tokens with ``secrets[0]``; ``secrets[1:]`` still open them."""
 
-    def __init__(self, keys: Sequence[bytes], *, max_state_bytes: int) -> None:
-        if not keys:
-            raise ValueError("at least one signing key is required")
-        self._keys = list(keys)
+    def __init__(self, secrets: Sequence[bytes], *, max_state_bytes: int) -> None:
+        if not secrets:
+            raise ValueError("at least one secret is required")
+        self._keys = [_SealingKey.derive(secret) for secret in secrets]
         self._max_state_bytes = max_state_bytes
-
-    def _mac(self, key: bytes, body: bytes) -> bytes:
-        return hmac.new(key, TOKEN_PREFIX.encode() + b"." + body, hashlib.sha256).digest()
 
     def issue(self, env_id: str, env_version: str, state: Any) -> str:
         """A token for ``state`` of ``env_id@env_version``; raises ValueError if it is too large."""
@@ -68,35 +115,41 @@ class StateTokens:
         ).encode()
         if len(document) > self._max_state_bytes:
             raise ValueError(f"state of {len(document)} bytes exceeds {self._max_state_bytes}")
-        body = zlib.compress(document, 6)
-        return f"{TOKEN_PREFIX}.{_b64encode(body)}.{_b64encode(self._mac(self._keys[0], body))}"
+        key = self._keys[0]
+        nonce = hmac.new(key.nonce_key, document, hashlib.sha256).digest()[:_NONCE_SIZE]
+        sealed = key.cipher.encrypt(nonce, document, _ASSOCIATED_DATA)
+        return f"{TOKEN_PREFIX}.{_b64encode(sealed)}.{_b64encode(nonce)}"
 
     def open(self, token: str, env_id: str, env_version: str) -> Any:
         """The state inside ``token``; raises ``TokenError`` for anything but a genuine token of
         ``env_id@env_version``."""
         parts = token.split(".")
+        if parts[0] in RETIRED_PREFIXES:
+            raise TokenError(
+                "stale-token",
+                f"state token is in the retired format {parts[0]!r} "
+                f"({RETIRED_PREFIXES[parts[0]]}); this server issues sealed {TOKEN_PREFIX!r} "
+                "tokens: reset the episode (by its task id to replay it) for a new one",
+                forbidden=True,
+            )
         if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
             raise TokenError(
                 "malformed-token",
-                f"not a state token: expected '{TOKEN_PREFIX}.<payload>.<signature>'",
+                f"not a state token: expected '{TOKEN_PREFIX}.<sealed state>.<nonce>'",
                 forbidden=False,
             )
         try:
-            body, mac = _b64decode(parts[1]), _b64decode(parts[2])
+            sealed, nonce = _b64decode(parts[1]), _b64decode(parts[2])
         except (ValueError, binascii.Error):
             raise TokenError(
                 "malformed-token", "state token is not valid base64url", forbidden=False
             ) from None
-        if len(mac) != _MAC_SIZE or not any(
-            hmac.compare_digest(mac, self._mac(key, body)) for key in self._keys
-        ):
+        if len(sealed) - _TAG_SIZE > self._max_state_bytes:
+            # Refused before decrypting: no state this server issues is that large.
             raise TokenError(
-                "invalid-token-signature",
-                "state token signature does not match: it was altered, truncated, or issued "
-                "by a server with another secret",
-                forbidden=True,
+                "malformed-token", "state token payload is unreadable", forbidden=False
             )
-        document = self._decompress(body)
+        document = self._unseal(sealed, nonce)
         if document.get("env") != env_id:
             raise TokenError(
                 "foreign-token",
@@ -112,19 +165,25 @@ class StateTokens:
             )
         return document["state"]
 
-    def _decompress(self, body: bytes) -> dict[str, Any]:
-        # Bounded: a signed token is ours, but a leaked older key must not allow a zip bomb.
-        inflater = zlib.decompressobj()
+    def _unseal(self, sealed: bytes, nonce: bytes) -> dict[str, Any]:
+        plain = None
+        if len(nonce) == _NONCE_SIZE and len(sealed) >= _TAG_SIZE:
+            # The current secret first: an older one is only tried for tokens issued before a
+            # rotation.
+            for key in self._keys:
+                try:
+                    plain = key.cipher.decrypt(nonce, sealed, _ASSOCIATED_DATA)
+                    break
+                except InvalidTag:
+                    continue
+        if plain is None:
+            raise TokenError("invalid-token-signature", _REFUSED, forbidden=True)
         try:
-            raw = inflater.decompress(body, self._max_state_bytes + 1)
-        except zlib.error:
-            raw = b""
-        if len(raw) > self._max_state_bytes or not inflater.eof:
-            raise TokenError(
-                "malformed-token", "state token payload is unreadable", forbidden=False
-            )
-        document = json.loads(raw)
+            document = json.loads(plain)
+        except ValueError:
+            document = None
         if not isinstance(document, dict) or "state" not in document:
+            # Authentic but not ours in shape: only someone holding a secret could make one.
             raise TokenError(
                 "malformed-token", "state token payload is unreadable", forbidden=False
             )

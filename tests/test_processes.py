@@ -1,6 +1,6 @@
 """``envserver serve --workers N``: several server processes on one port, end to end.
 
-State lives in signed tokens, so an episode may be reset by one process and stepped by another;
+State lives in sealed tokens, so an episode may be reset by one process and stepped by another;
 these tests pin each HTTP connection (keep-alive: one connection, one process) to a known
 process and move an episode between them.
 """

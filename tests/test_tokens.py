@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import base64
-import json
+import hashlib
+import hmac
 import multiprocessing
 import zlib
 from pathlib import Path
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from envserver.config import Settings
 from envserver.keys import KEY_FILE_NAME, load_signing_keys
-from envserver.tokens import TOKEN_PREFIX, StateTokens, TokenError
+from envserver.tokens import TOKEN_PREFIX, StateTokens, TokenError, _SealingKey
 
 KEY = b"k" * 32
 tokens = StateTokens([KEY], max_state_bytes=1 << 20)
@@ -94,7 +95,7 @@ def test_another_secret_is_refused_and_rotation_accepts_the_old_one() -> None:
 
 @pytest.mark.parametrize(
     "token",
-    ["", "garbage", "est1..", "est1.!!!.???", "est2.AAAA.BBBB", "est1.AAAA", "est1.é.é", "a.b.c.d"],
+    ["", "garbage", "est2..", "est2.!!!.???", "est3.AAAA.BBBB", "est2.AAAA", "est2.é.é", "a.b.c.d"],
 )
 def test_malformed_tokens_are_bad_requests(token: str) -> None:
     with pytest.raises(TokenError) as caught:
@@ -102,26 +103,46 @@ def test_malformed_tokens_are_bad_requests(token: str) -> None:
     assert not caught.value.forbidden or caught.value.kind == "invalid-token-signature"
 
 
-def _forge(document: bytes, key: bytes = KEY) -> str:
-    import hashlib
-    import hmac
-
-    body = zlib.compress(document, 9)
-    mac = hmac.new(key, TOKEN_PREFIX.encode() + b"." + body, hashlib.sha256).digest()
-
-    def b64(data: bytes) -> str:
-        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-    return f"{TOKEN_PREFIX}.{b64(body)}.{b64(mac)}"
+def _est1(document: bytes, key: bytes = KEY) -> str:
+    """A token in the retired format: zlib JSON and its HMAC, readable by anyone."""
+    body = zlib.compress(document, 6)
+    mac = hmac.new(key, b"est1." + body, hashlib.sha256).digest()
+    return f"est1.{_b64(body)}.{_b64(mac)}"
 
 
-def test_a_signed_zip_bomb_is_refused_without_inflating_it() -> None:
-    # Even with a leaked key, a token cannot make the server allocate gigabytes.
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def test_retired_readable_tokens_are_refused_by_name() -> None:
+    # Genuine under the old format and the same secret, and still refused: it can be read.
+    old = _est1(b'{"env":"math","state":{"seed":1},"version":"1"}')
+    with pytest.raises(TokenError, match=r"retired format 'est1'.*reset the episode") as caught:
+        tokens.open(old, "math", "1")
+    assert (caught.value.kind, caught.value.forbidden) == ("stale-token", True)
+
+
+def _seal(document: bytes, key: bytes = KEY) -> str:
+    """A genuine token around any bytes, made with the key as the server makes its own."""
+    sealing = _SealingKey.derive(key)
+    nonce = b"n" * 12
+    return f"est2.{_b64(sealing.cipher.encrypt(nonce, document, b'est2'))}.{_b64(nonce)}"
+
+
+@pytest.mark.parametrize("document", [b"not json", b"[1, 2]", b'{"env": "math"}', b"\xff"])
+def test_an_authentic_payload_that_is_not_a_state_is_unreadable(document: bytes) -> None:
+    # Only a holder of the secret could make one; it is still a clear 400, not a 500.
+    with pytest.raises(TokenError, match="unreadable") as caught:
+        tokens.open(_seal(document), "math", "1")
+    assert not caught.value.forbidden
+
+
+def test_a_token_larger_than_any_state_is_refused_before_decrypting() -> None:
     small = StateTokens([KEY], max_state_bytes=4096)
-    bomb = _forge(b'{"env":"math","version":"1","state":"' + b"a" * 10_000_000 + b'"}')
-    assert len(bomb) < 20_000
+    big = _seal(b'{"env":"math","version":"1","state":"' + b"a" * 5000 + b'"}')
     with pytest.raises(TokenError, match="unreadable"):
-        small.open(bomb, "math", "1")
+        small.open(big, "math", "1")
+    assert tokens.open(big, "math", "1") == "a" * 5000
 
 
 def test_states_over_the_limit_are_not_issued() -> None:
@@ -173,9 +194,23 @@ def test_short_secrets_are_rejected() -> None:
         load_signing_keys(Settings(secret="short"))
 
 
-def test_token_payload_holds_env_and_version() -> None:
-    # The format is documented; this pins it so a change is deliberate.
-    token = tokens.issue("math", "1", {"seed": 9})
-    body = token.split(".")[1]
-    document = json.loads(zlib.decompress(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))))
-    assert document == {"env": "math", "version": "1", "state": {"seed": 9}}
+def test_rotation_through_settings_accepts_old_tokens_until_the_old_secret_is_dropped() -> None:
+    old_secret, new_secret = "the-old-secret-0123456789", "the-new-secret-9876543210"
+    before = StateTokens(load_signing_keys(Settings(secret=old_secret)), max_state_bytes=1 << 20)
+    issued_before = before.issue("math", "1", {"seed": 5, "attempt": 0})
+    rotating = StateTokens(
+        load_signing_keys(Settings(secret=new_secret, previous_secrets=[old_secret])),
+        max_state_bytes=1 << 20,
+    )
+    assert rotating.open(issued_before, "math", "1") == {"seed": 5, "attempt": 0}
+    # The next token of the same state is sealed with the new secret: the old server refuses it,
+    # and it differs from the old one (a token names its secret by what opens it, nothing else).
+    reissued = rotating.issue("math", "1", {"seed": 5, "attempt": 0})
+    assert reissued != issued_before
+    with pytest.raises(TokenError, match="signature does not match"):
+        before.open(reissued, "math", "1")
+    after = StateTokens(load_signing_keys(Settings(secret=new_secret)), max_state_bytes=1 << 20)
+    assert after.open(reissued, "math", "1") == {"seed": 5, "attempt": 0}
+    with pytest.raises(TokenError, match="signature does not match") as caught:
+        after.open(issued_before, "math", "1")
+    assert caught.value.forbidden
