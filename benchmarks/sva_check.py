@@ -5,6 +5,9 @@ Workload: every parseable NL2SVA-Machine reference against each of its one-token
 and p50/p99 latency of ``check_equivalence`` (targets: p50 < 20 ms, p99 < 500 ms), then runs the
 pairs of the subset yosys accepts through the SymbiYosys path (BMC, smtbmc + Z3) and prints
 the speed-up at the median on those same pairs (target >= 20x), and the verdicts' agreement.
+Before that, the strengthening judgement (``judge_strengthening``, which a one-way "stronger"
+verdict needs before it earns partial credit) on every pair judged ``a_implies_b``: its
+verdicts, and its cost against the equivalence check of the same pairs in the same run.
 
     python -m benchmarks.sva_check [--sby-pairs 20] [--data nl2sva_machine.csv]
 
@@ -21,7 +24,14 @@ from benchmarks.common import median, percentile
 from environments.sva.loader import load, source
 from environments.sva.mutants import mutants
 from verifiers.sva import symbiyosys as sby
-from verifiers.sva.api import Assertion, CheckOptions, SvaError, check_equivalence, parse_assertion
+from verifiers.sva.api import (
+    Assertion,
+    CheckOptions,
+    SvaError,
+    check_equivalence,
+    judge_strengthening,
+    parse_assertion,
+)
 
 
 def main() -> None:
@@ -66,7 +76,35 @@ def main() -> None:
     print(f"  max      {max(values) * 1000:8.1f} ms")
     print(f"  verdicts {dict(sorted(counts.items()))}")
 
+    _strengthening(pairs, latencies, verdicts, options)
     _compare_with_sby(pairs, latencies, verdicts, testbench, args.sby_pairs)
+
+
+def _strengthening(
+    pairs: list[tuple[str, str, Assertion, Assertion]],
+    latencies: dict[tuple[str, str], float],
+    verdicts: dict[tuple[str, str], str],
+    options: CheckOptions,
+) -> None:
+    """Time ``judge_strengthening`` on the pairs where the mutant implies the reference."""
+    stronger = [p for p in pairs if verdicts[(p[0], p[1])] == "a_implies_b"]
+    if not stronger:
+        return
+    times: list[float] = []
+    checks: list[float] = []
+    outcomes: dict[str, int] = {}
+    for ref_text, mut_text, reference, mutant in stronger:
+        begin = time.perf_counter()
+        outcome = judge_strengthening(mutant, reference, options)
+        times.append(time.perf_counter() - begin)
+        checks.append(latencies[(ref_text, mut_text)])
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    print(f"strengthening judgement on the {len(stronger)} pairs judged a_implies_b")
+    for label, q in (("p50", 50.0), ("p99", 99.0)):
+        ours, base = percentile(times, q) * 1000, percentile(checks, q) * 1000
+        print(f"  {label}      {ours:8.1f} ms   (equivalence check: {base:.1f} ms)")
+    print(f"  added cost: {sum(times) / sum(checks):5.2f}x the check's time on these pairs")
+    print(f"  outcomes {dict(sorted(outcomes.items()))}")
 
 
 def _compare_with_sby(
@@ -98,6 +136,8 @@ def _compare_with_sby(
         sby_times.append(result.seconds)
         ours.append(latencies[(ref_text, mut_text)])
         agree += result.verdict == verdicts[(ref_text, mut_text)]
+    if not sample:
+        return
     sby_p50, sby_p99 = median(sby_times) * 1000, percentile(sby_times, 99) * 1000
     print(f"  sby  p50 {sby_p50:8.1f} ms   p99 {sby_p99:8.1f} ms")
     print(f"  ours p50 {median(ours) * 1000:8.1f} ms   on the same pairs")

@@ -9,10 +9,16 @@ signals. The reward (documented in ``environments/sva/README.md``):
   allow, or a construct the checker does not support (the compiler's message in ``detail``);
 - 1: equivalent;
 - ``partial_credit`` (0.4 by default, FVEval's ``func_relaxed``): one direction of implication
-  holds, unless the candidate is vacuous (always true, or every antecedent unmatched) while the
-  reference is not: then 0, since a vacuous answer is implied by every reference;
+  holds, unless it holds only vacuously: a weaker candidate that is always true or never
+  triggered (while the reference is not), or a stronger one that is not a meaningful
+  strengthening (``api.judge_strengthening``: unsatisfiable, failing wherever the reference is
+  exercised, or demanding something of inputs the reference leaves free): then 0, since such
+  answers are implied by, or imply, nearly every reference;
 - 0: neither direction holds;
 - None, status ``timeout``: the solver ran out of time (trainers mask it).
+
+``disable iff`` is dropped from both sides as FVEval does (option ``ignore_disable_iff``) only
+when the candidate has none or the reference's very condition; otherwise both are honoured.
 
 Counterexample traces go to ``Score.extra`` only, never to ``detail`` (which may reach a prompt).
 """
@@ -41,6 +47,7 @@ from verifiers.sva.api import (
     check_equivalence,
     is_tautology,
     is_vacuous,
+    judge_strengthening,
     parse_assertion,
 )
 
@@ -54,6 +61,7 @@ _DETAIL_CHARS = 400
 
 _LABEL = re.compile(r"^[A-Za-z_]\w*\s*:\s*(?=assert\b)")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
 _ASSERT = re.compile(r"(?:\b[A-Za-z_]\w*\s*:\s*)?\bassert\s+property\b", re.DOTALL)
 
 
@@ -76,10 +84,11 @@ class SvaOptions(Options):
     )
     ignore_disable_iff: bool = Field(
         True,
-        description="Compare the properties without their 'disable iff' (on both sides, "
-        "whatever the conditions), as FVEval strips the text before its PEC; false: honour "
-        "each side's condition as IEEE 1800 does (an attempt during which it holds neither "
-        "fails nor counts), which changes verdicts when the reset can stay asserted.",
+        description="Compare the properties without their 'disable iff', as FVEval strips the "
+        "text before its PEC, when the answer has none or the reference's very condition (a "
+        "condition only the answer has is always honoured); false: honour each side's "
+        "condition as IEEE 1800 does (an attempt during which it holds neither fails nor "
+        "counts), which changes verdicts when the reset can stay asserted.",
     )
     vcd: bool = Field(False, description="Also return each counterexample as a VCD text.")
 
@@ -88,8 +97,11 @@ def extract_assertion(response: str) -> str:
     """The assertion in a model's answer: the first fenced code block that holds an
     ``assert property`` (else the first fenced block), else the ``assert property`` statement in
     the text, else the whole text (a bare property). Raises SvaError when there is nothing."""
-    blocks = [body for _, body in _FENCE.findall(response)]
-    text = next((b for b in blocks if _ASSERT.search(b)), blocks[0] if blocks else response)
+    # Comments go first: an assertion that is commented out is not part of the answer.
+    blocks = [_uncomment(body) for _, body in _FENCE.findall(response)]
+    text = next(
+        (b for b in blocks if _ASSERT.search(b)), blocks[0] if blocks else _uncomment(response)
+    )
     match = _ASSERT.search(text)
     if match is not None:
         end = _statement_end(text, match.end())
@@ -98,6 +110,11 @@ def extract_assertion(response: str) -> str:
     if not text:
         raise SvaError("syntax", "no assertion found in the response")
     return text
+
+
+def _uncomment(text: str) -> str:
+    """``text`` with its SystemVerilog comments blanked (an unclosed ``/*`` runs to the end)."""
+    return _COMMENT.sub(" ", text)
 
 
 def _statement_end(text: str, start: int) -> int:
@@ -207,7 +224,7 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
     check = CheckOptions(
         unmarked_strong=options.unmarked_strong,
         timeout_s=options.timeout_s,
-        ignore_disable_iff=options.ignore_disable_iff,
+        ignore_disable_iff=options.ignore_disable_iff and _same_disable(candidate, ref),
     )
     try:
         result = check_equivalence(candidate, ref, check)
@@ -235,7 +252,7 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
     if result.verdict == "equivalent":
         return Score.ok(1.0, components, "; ".join(notes), extra)
     reward = 0.0
-    if result.verdict in ("a_implies_b", "b_implies_a"):
+    if result.verdict == "b_implies_a":
         vacuous = is_vacuous(candidate, check)
         if vacuous is None:
             return Score.timeout("the vacuity check ran out of time")
@@ -244,7 +261,37 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
             notes = ["the answer is vacuous (always true or never triggered): no credit"]
         else:
             reward = options.partial_credit
+    elif result.verdict == "a_implies_b":
+        # An answer implies the reference vacuously when it holds on no trace, or only on
+        # traces where the reference is never exercised: stronger, but not a strengthening.
+        strength = judge_strengthening(candidate, ref, check)
+        if strength == "unknown":
+            return Score.timeout("the strengthening check ran out of time")
+        if strength == "meaningful" or (strength == "blocks_trigger" and ref_vacuous):
+            reward = options.partial_credit
+        else:
+            components["vacuous"] = 1.0
+            notes = [_HOLLOW[strength]]
     return Score.ok(reward, components, "; ".join(notes), extra)
+
+
+def _same_disable(candidate: Assertion, reference: Assertion) -> bool:
+    """Whether FVEval's dropping of ``disable iff`` is harmless for this pair: the answer has
+    none (dropping the reference's only strengthens the reference), or the very same one. A
+    condition only the answer has, or a different one, could switch the answer off (``disable
+    iff (1'b1)``), so such a pair is judged with both conditions honoured."""
+    return candidate.disable_iff is None or candidate.disable_iff == reference.disable_iff
+
+
+_HOLLOW = {
+    "unsatisfiable": "the answer holds on no trace at all, so it implies the reference only "
+    "vacuously: no credit",
+    "blocks_trigger": "the answer fails on every trace where the reference's condition "
+    "fires (with its reset off), so it implies the reference only vacuously: no credit",
+    "constrains_inputs": "the answer restricts signals the reference only reacts to (it "
+    "fails on inputs the reference allows), so it implies the reference by forbidding "
+    "behaviour, not by checking more: no credit",
+}
 
 
 _VERDICTS = {
@@ -289,7 +336,9 @@ NL2SVA = Verifier(
     "the text) against the reference assertion, by design-free property equivalence over "
     "lasso traces (pyslang + Z3). Reward 1 equivalent, partial credit for one-way "
     "implication, 0 otherwise; invalid for syntax/elaboration/signal errors; vacuous "
-    "answers earn 0. Reference: {assertion, testbench, signals, widths}.",
+    "answers (always true, or stronger only by holding on no trace, forbidding the "
+    "reference's trigger or fixing its free inputs) earn 0. "
+    "Reference: {assertion, testbench, signals, widths}.",
     check=_check_nl2sva,
     options_model=SvaOptions,
     timeout_s=30.0,

@@ -9,6 +9,9 @@ from typing import Literal
 
 Verdict = Literal["equivalent", "a_implies_b", "b_implies_a", "different", "unknown"]
 ErrorKind = Literal["syntax", "elaboration", "signal", "unsupported", "too_large"]
+Strengthening = Literal[
+    "meaningful", "unsatisfiable", "blocks_trigger", "constrains_inputs", "unknown"
+]
 
 
 class SvaError(ValueError):
@@ -131,3 +134,27 @@ def is_vacuous(a: Assertion, options: CheckOptions | None = None) -> bool | None
     from .check import vacuous
 
     return vacuous(a, options or CheckOptions())
+
+
+def judge_strengthening(
+    a: Assertion, b: Assertion, options: CheckOptions | None = None
+) -> Strengthening:
+    """For ``a`` that implies ``b`` (verdict ``a_implies_b``): whether it is a meaningful
+    strengthening. ``G a => G b`` also holds when ``a`` holds on no trace at all (``1'b0``,
+    ``s_eventually 1'b0``), only on traces where ``b`` is never exercised (``a |-> 1'b0``
+    against ``a |-> ##1 b`` forbids ``a``), or only on inputs ``b`` leaves free (every signal
+    always high implies most references with a positive consequent), so:
+
+    - ``unsatisfiable``: no lasso satisfies ``G a``;
+    - ``blocks_trigger``: for some implication of ``b`` no lasso satisfies ``G a`` with that
+      implication's antecedent matching and ``b``'s ``disable iff`` condition never holding
+      (without implications: no lasso satisfies ``G a`` with the condition off);
+    - ``constrains_inputs``: on one of a few random input traces of the signals ``b`` reads
+      only in antecedents (fixed by the pair's text, so the judgement is deterministic) ``G b``
+      can be met and ``G a`` cannot;
+    - ``meaningful``: none of these; ``unknown``: undecided within the time limit.
+
+    ``a``'s own ``disable iff`` is read as ``options`` says (``b``'s is held off)."""
+    from .strength import strengthening
+
+    return strengthening(a, b, options or CheckOptions())

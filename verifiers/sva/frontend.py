@@ -205,7 +205,11 @@ def parse(
     if extra:
         raise SvaError("syntax", f"the assertion text also declares: {', '.join(extra)}")
     st = found[0]
-    if st.assertionKind not in (ast.AssertionKind.Assert, ast.AssertionKind.Assume):
+    if st.assertionKind == ast.AssertionKind.Assume:
+        # An assumption constrains the inputs instead of checking them: with a design, an
+        # `assume property (1'b0)` makes every assertion pass. The task asks for an assertion.
+        raise SvaError("unsupported", "assume statements: the answer must be an assertion")
+    if st.assertionKind != ast.AssertionKind.Assert:
         raise SvaError("unsupported", f"{st.assertionKind.name.lower()} statements")
     ctx = _Ctx(allowed=allowed, signals={})
     result = _convert_top(st.propertySpec, ctx)

@@ -68,6 +68,7 @@ class Lasso:
         self, k: int, signals: dict[str, int], depth: int, deadline: float, prefix: str = ""
     ) -> None:
         self.k = k
+        self.depth = depth
         self.deadline = deadline
         self.ticks = 0
         # The loop start as a bit-vector (for folding) and as one selector per value.
