@@ -19,6 +19,9 @@ class OverHttp:
     def __init__(self, client: EnvServerClient) -> None:
         self.client = client
 
+    def disabled(self) -> dict[str, str]:
+        return {entry.name: entry.reason for entry in self.client.envs().disabled}
+
     def score_task(self, task_id: str, response: str) -> Got:
         try:
             result = self.client.verify([VerifyItem(task_id=task_id, response=response)])
@@ -27,9 +30,7 @@ class OverHttp:
         item = result.results[0]
         return Got(item.status, item.reward, item.detail)
 
-    def score(
-        self, verifier: str, reference: Any, options: dict[str, Any], response: str
-    ) -> Got:
+    def score(self, verifier: str, reference: Any, options: dict[str, Any], response: str) -> Got:
         item = VerifyItem(response=response, reference=reference, options=options or None)
         try:
             result = self.client.verify([item], verifier=verifier)

@@ -207,7 +207,7 @@ def select(suites: Iterable[Suite], wanted: str | None) -> list[Suite]:
 # --- scoring and judging ---------------------------------------------------------------------
 
 
-class Skip(Exception):  # noqa: N818  (a reason, not an error)
+class Skip(Exception):
     """This server cannot serve the case's environment or verifier; the message says why."""
 
 
@@ -226,6 +226,10 @@ class Got:
 class Target(Protocol):
     """Where cases are scored. Each call raises ``Skip`` when the environment or verifier is
     disabled there, and any other exception when the case cannot be scored (a failure)."""
+
+    def disabled(self) -> dict[str, str]:
+        """What cannot be served there, by family, environment or verifier name: the reason."""
+        ...
 
     def score_task(self, task_id: str, response: str) -> Got: ...
 
@@ -315,8 +319,18 @@ def run_case(target: Target, family: str, case: Case) -> CaseResult:
 
 
 def run(target: Target, suites: Iterable[Suite]) -> list[CaseResult]:
-    """Every case of ``suites`` on ``target``, in file order."""
-    return [run_case(target, suite.family, case) for suite in suites for case in suite.cases]
+    """Every case of ``suites`` on ``target``, in file order; a whole family the target has
+    disabled (it could not load: a missing extra) is skipped with the reason."""
+    disabled = target.disabled()
+    results = []
+    for suite in suites:
+        for case in suite.cases:
+            if suite.family in disabled:
+                why = f"{suite.family} is not available there: {disabled[suite.family]}"
+                results.append(CaseResult(suite.family, case, "skip", None, why))
+            else:
+                results.append(run_case(target, suite.family, case))
+    return results
 
 
 class InProcess:
@@ -326,6 +340,9 @@ class InProcess:
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
+
+    def disabled(self) -> dict[str, str]:
+        return {name: str(why) for name, why in self.registry.disabled.items()}
 
     def _lookup(self, kind: str, name: str) -> Any:
         from envserver.registry import Disabled  # noqa: PLC0415  (the server side, loaded here)
@@ -343,14 +360,12 @@ class InProcess:
         env = self._lookup("env", task.env)
         if task.version != env.spec.version:
             raise ValueError(f"{task_id} is for version {task.version}, not {env.spec.version}")
+        options = env.spec.options_model.model_validate(task.options)
         if not isinstance(env, SingleTurnScoring):
             raise ValueError(f"{task.env} is multi-turn: a task id case needs a single-turn env")
-        options = env.spec.options_model.model_validate(task.options)
         return _got(env.score_response(task.seed, options, response))
 
-    def score(
-        self, verifier: str, reference: Any, options: dict[str, Any], response: str
-    ) -> Got:
+    def score(self, verifier: str, reference: Any, options: dict[str, Any], response: str) -> Got:
         check = self._lookup("verifier", verifier)
         return _got(check(response, reference, check.options_model.model_validate(options)))
 
