@@ -13,6 +13,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -144,6 +145,7 @@ class Metrics:
             registry=r,
         )
         self.sketches: dict[tuple[str, str], ResponseSketch] = {}
+        self._scored: dict[tuple[str, str], tuple[Any, ResponseSketch]] = {}
         r.register(_SketchCollector(self.sketches))
 
     def scored(
@@ -155,12 +157,13 @@ class Metrics:
         self.items.labels(kind, target, status).inc()
         if reward is None:
             return
-        self.rewards.labels(kind, target).observe(reward)
         key = (kind, target)
-        sketch = self.sketches.get(key)
-        if sketch is None:
-            sketch = self.sketches[key] = ResponseSketch()
-        sketch.push(response)
+        series = self._scored.get(key)
+        if series is None:  # the labelled child looked up once, not on every item
+            series = self._scored[key] = (self.rewards.labels(kind, target), ResponseSketch())
+            self.sketches[key] = series[1]
+        series[0].observe(reward)
+        series[1].push(response)
 
 
 class MetricsMiddleware:
