@@ -516,6 +516,7 @@ def audit(
             "--plugins",
             envvar="ENVSERVER_PLUGINS",
             help="Plugin modules (comma-separated) whose suites run too, as the server loads them.",
+            show_default="ENVSERVER_PLUGINS, else none",
         ),
     ] = "",
     api_key: ApiKey = None,

@@ -251,3 +251,22 @@ def test_audit_over_http_skips_what_the_server_cannot_serve(restricted_server: L
     results = json.loads(run.stdout)["results"]
     assert results and all(r["verdict"] == "skip" for r in results), results
     assert all("tamarin" in r["detail"] for r in results), results
+
+
+def test_finding_and_loading_suites_imports_no_family() -> None:
+    # The client-side audit stays light: the families and the server load only in process mode.
+    code = (
+        "import sys\n"
+        "import clients.cli, clients.audit\n"
+        "from envserver import redteam\n"
+        "suites, _ = redteam.load_suites(redteam.families(['tests.plugins.drawn']))\n"
+        "assert len(suites) >= 5, suites\n"
+        "heavy = ('envserver.registry', 'environments.', 'verifiers', 'sandbox', 'fastapi',\n"
+        "         'tests.plugins.drawn')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert run.stdout.strip() == "[]", run.stdout
