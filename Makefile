@@ -34,6 +34,8 @@ $(STAMP): pyproject.toml
 # Tools the tests use beyond Python (the README examples are run with curl).
 test-tools:
 	@command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
+	@# deploy/prometheus's alert rules are checked and unit-tested with Prometheus's promtool.
+	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
 
 serve: setup
 	$(BIN)/envserver serve

@@ -6,11 +6,12 @@
     envserver step math "$STATE" 'The answer is \\boxed{42}'
     envserver verify --verifier math --reference 0.5 '\\boxed{1/2}'
     envserver verify --task-id 'math@1/7' - < response.txt
+    envserver audit [--url URL] [--env ID]   (the families' red-team suites)
     envserver opt evaluate answers.jsonl       (a family's tools: environments/<family>/cli.py)
 
 Exit codes: 0 done; 1 the server refused or failed (the problem's detail is on stderr), or could
-not be reached; 2 bad usage; 3 the server answered but an item has no reward (status
-``timeout`` or ``error``).
+not be reached; 2 bad usage (a malformed red-team suite included); 3 the server answered but an
+item has no reward (status ``timeout`` or ``error``); 4 ``audit``: a red-team case failed.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ from envserver.wire import (
 
 if TYPE_CHECKING:
     from envserver.config import Settings
+    from envserver.redteam import CaseResult, Family, Suite
 
 EXIT_SERVER = 1
 EXIT_USAGE = 2
 EXIT_NO_REWARD = 3
+EXIT_AUDIT_FAILED = 4
 STDIN = "-"
 
 
@@ -484,6 +487,99 @@ def prove(
             typer.echo(f"{name:<36} {cells[0]:>18} {cells[1]:>18} {found[1].calls:>10}")
             if show_proof and found[1].proof:
                 typer.echo(found[1].proof)
+
+
+@app.command()
+def audit(
+    *,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Run the cases against this server; without it, in this process through the "
+            "server's registry (same families, same plugins).",
+            show_default="in process",
+        ),
+    ] = None,
+    env_id: Annotated[
+        str | None,
+        typer.Option(
+            "--env",
+            help="Only this family's suite, or the cases that score with this environment or "
+            "verifier.",
+            show_default="every family",
+        ),
+    ] = None,
+    plugins: Annotated[
+        str,
+        typer.Option(
+            "--plugins",
+            envvar="ENVSERVER_PLUGINS",
+            help="Plugin modules (comma-separated) whose suites run too, as the server loads them.",
+            show_default="ENVSERVER_PLUGINS, else none",
+        ),
+    ] = "",
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Run the families' red-team suites (redteam.toml): hacks that must not earn reward and
+    equivalent answers that must keep it. Prints a table per family; exit code 4 if any case
+    fails, 2 if a suite is malformed. Cases a server cannot serve (disabled) are skipped."""
+    from envserver import redteam  # noqa: PLC0415
+
+    modules = [name.strip() for name in plugins.split(",") if name.strip()]
+    try:
+        suites, without = redteam.load_suites(redteam.families(modules))
+    except redteam.SuiteError as exc:
+        _fail(str(exc), EXIT_USAGE)
+    chosen = redteam.select(suites, env_id)
+    if env_id is not None and not chosen:
+        _fail(f"no red-team suite has cases for {env_id!r}", EXIT_USAGE)
+    if url is None:
+        from envserver.registry import discover  # noqa: PLC0415  (the server's side: only here)
+
+        results = redteam.run(redteam.InProcess(discover(modules)), chosen)
+    else:
+        from clients.audit import OverHttp  # noqa: PLC0415
+
+        with _reporting(), _client(url, api_key) as client:
+            results = redteam.run(OverHttp(client), chosen)
+    missing = [] if env_id is not None else without
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "results": [result.as_json() for result in results],
+                    "without_suite": [family.name for family in missing],
+                },
+                indent=2,
+            )
+        )
+    else:
+        _show_audit(chosen, results, missing)
+    if any(result.verdict == "fail" for result in results):
+        raise typer.Exit(EXIT_AUDIT_FAILED)
+
+
+def _show_audit(
+    suites: Sequence[Suite], results: Sequence[CaseResult], missing: Sequence[Family]
+) -> None:
+    for suite in suites:
+        rows = [r for r in results if r.family == suite.family]
+        counts = {v: sum(r.verdict == v for r in rows) for v in ("pass", "fail", "skip")}
+        typer.echo(
+            f"{suite.family} ({suite.path}): {counts['pass']} passed, {counts['fail']} failed, "
+            f"{counts['skip']} skipped"
+        )
+        typer.echo(f"  {'case':<44} {'expect':<10} {'got':<16} verdict")
+        for r in rows:
+            got = "-" if r.got is None else f"{r.got.status} {_number(r.got.reward)}"
+            line = f"  {r.case.name[:44]:<44} {r.case.expect:<10} {got:<16} {r.verdict}"
+            typer.echo(line + (f": {_first_sentence(r.detail)}" if r.verdict != "pass" else ""))
+    for family in missing:
+        typer.echo(f"{family.name}: no red-team suite (expected at {family.suite})")
+    failed = sum(r.verdict == "fail" for r in results)
+    typer.echo(f"{len(results)} cases: {failed} failed")
 
 
 def _opened(episode: ResetResponse) -> ResetResponse:

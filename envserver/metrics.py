@@ -1,9 +1,19 @@
-"""Prometheus metrics (prometheus-client), one registry per app so tests can build many apps."""
+"""Prometheus metrics (prometheus-client), one registry per app so tests can build many apps.
+
+Besides traffic and latency, what shows a policy earning reward without solving tasks: each
+environment's (or verifier's) reward histogram and item statuses, and the share of the most
+frequent response among its last ``SKETCH_ITEMS`` scored items (one answer sent for every task,
+a classic hack, drives it towards 1). ``deploy/`` holds the dashboard and the alert rules that
+read them.
+"""
 
 from __future__ import annotations
 
 import time
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -12,9 +22,69 @@ from prometheus_client import (
     Histogram,
     disable_created_metrics,
 )
+from prometheus_client.core import GaugeMetricFamily, Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# Rewards lie in [0, 1]: a bucket for exact zeros, tenths, and one that parts "almost" from 1.
+REWARD_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.999, 1.0)
+SKETCH_ITEMS = 256
+"""Responses remembered per (kind, target) for the top-response share."""
+_DIGEST_EDGE = 2048
+"""Characters hashed at each end of a response: the digest costs the same for any length."""
+
+
+class ResponseSketch:
+    """Digests of the last ``size`` responses and how often each occurs among them: O(1) per
+    item, O(distinct responses) only when scraped. Responses that agree in length and in their
+    first and last ``_DIGEST_EDGE`` characters count as one (a sketch, not a ledger)."""
+
+    __slots__ = ("counts", "size", "window")
+
+    def __init__(self, size: int = SKETCH_ITEMS) -> None:
+        self.size = size
+        self.window: deque[int] = deque()
+        self.counts: dict[int, int] = {}
+
+    def push(self, response: str) -> None:
+        digest = hash((len(response), response[:_DIGEST_EDGE], response[-_DIGEST_EDGE:]))
+        if len(self.window) == self.size:
+            old = self.window.popleft()
+            left = self.counts[old] - 1
+            if left:
+                self.counts[old] = left
+            else:
+                del self.counts[old]
+        self.window.append(digest)
+        self.counts[digest] = self.counts.get(digest, 0) + 1
+
+    def top_share(self) -> float:
+        """The most frequent response's share of the window (0 when empty)."""
+        return max(self.counts.values()) / len(self.window) if self.window else 0.0
+
+
+class _SketchCollector:
+    """Exports the sketches as gauges, computed when scraped."""
+
+    def __init__(self, sketches: dict[tuple[str, str], ResponseSketch]) -> None:
+        self.sketches = sketches
+
+    def collect(self) -> Iterator[Metric]:
+        share = GaugeMetricFamily(
+            "envserver_top_response_share",
+            f"Share of the most frequent response among the last {SKETCH_ITEMS} scored items.",
+            labels=["kind", "target"],
+        )
+        items = GaugeMetricFamily(
+            "envserver_top_response_window_items",
+            "Scored items in the window the top-response share is computed over.",
+            labels=["kind", "target"],
+        )
+        for (kind, target), sketch in sorted(self.sketches.items()):
+            share.add_metric([kind, target], sketch.top_share())
+            items.add_metric([kind, target], len(sketch.window))
+        yield share
+        yield items
 
 
 @dataclass
@@ -67,6 +137,33 @@ class Metrics:
             registry=r,
         )
         self.in_flight = Gauge("envserver_in_flight_items", "Items in the pool now.", registry=r)
+        self.rewards = Histogram(
+            "envserver_reward",
+            "Rewards of scored items (status ok or invalid).",
+            ["kind", "target"],
+            buckets=REWARD_BUCKETS,
+            registry=r,
+        )
+        self.sketches: dict[tuple[str, str], ResponseSketch] = {}
+        self._scored: dict[tuple[str, str], tuple[Any, ResponseSketch]] = {}
+        r.register(_SketchCollector(self.sketches))
+
+    def scored(
+        self, kind: str, target: str, status: str, reward: float | None, response: str
+    ) -> None:
+        """One verified item or step: its status, its reward (none for timeout and error), and
+        its response in the target's sketch. ``target`` must be a bounded label (see
+        ``Service.label``)."""
+        self.items.labels(kind, target, status).inc()
+        if reward is None:
+            return
+        key = (kind, target)
+        series = self._scored.get(key)
+        if series is None:  # the labelled child looked up once, not on every item
+            series = self._scored[key] = (self.rewards.labels(kind, target), ResponseSketch())
+            self.sketches[key] = series[1]
+        series[0].observe(reward)
+        series[1].push(response)
 
 
 class MetricsMiddleware:

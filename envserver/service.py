@@ -131,6 +131,14 @@ class Service:
         except UnknownVerifier as exc:
             raise Problem(404, str(exc), kind="unknown-verifier") from None
 
+    def label(self, name: str) -> str:
+        """``name`` as a metrics label: an environment or verifier the registry holds (or
+        ``mixed``) as is; an environment a family adds while serving (``evo/<name>``: they come
+        and go without bound) as its family's ``<family>/*``, so the series stay bounded."""
+        if name in self.registry.envs or name in self.registry.verifiers or name == "mixed":
+            return name
+        return f"{name.split('/', maxsplit=1)[0]}/*"
+
     def _timeout(self, requested: float | None, default: float) -> float:
         return min(requested or default, self.settings.max_item_timeout_s)
 
@@ -224,7 +232,7 @@ class Service:
         for outcome in outcomes:
             if outcome.status != "ok":
                 self.metrics.worker_failures.labels(outcome.status).inc()
-            self.metrics.item_seconds.labels(kind, target).observe(outcome.seconds)
+            self.metrics.item_seconds.labels(kind, self.label(target)).observe(outcome.seconds)
         return outcomes
 
     @staticmethod
@@ -291,7 +299,7 @@ class Service:
         responses = []
         for index, ((seed, options), outcome) in enumerate(zip(plans, outcomes, strict=True)):
             self._client_error(outcome, index if batch else None)
-            self.metrics.items.labels("reset", env_id, outcome.status).inc()
+            self.metrics.items.labels("reset", self.label(env_id), outcome.status).inc()
             if outcome.value is None:
                 responses.append(ResetResponse(status=outcome.status, detail=outcome.detail))
                 continue
@@ -324,13 +332,15 @@ class Service:
             self._client_error(outcome, index if batch else None)
             result = outcome.value
             if result is None:
-                self.metrics.items.labels("step", env_id, outcome.status).inc()
+                self.metrics.scored("step", self.label(env_id), outcome.status, None, "")
                 responses.append(
                     StepResponse(status=outcome.status, detail=outcome.detail, state=request.state)
                 )
                 continue
             score = result.score
-            self.metrics.items.labels("step", env_id, score.status).inc()
+            self.metrics.scored(
+                "step", self.label(env_id), score.status, score.reward, request.action
+            )
             responses.append(
                 StepResponse(
                     status=score.status,
@@ -363,7 +373,7 @@ class Service:
         )
         outcome: Outcome[list[Expansion]] = (await self._run("expand", env_id, [call]))[0]
         self._client_error(outcome, None)
-        self.metrics.items.labels("expand", env_id, outcome.status).inc()
+        self.metrics.items.labels("expand", self.label(env_id), outcome.status).inc()
         if outcome.value is None:
             return ExpandResponse(status=outcome.status, detail=outcome.detail)
         return ExpandResponse(
@@ -400,7 +410,7 @@ class Service:
         call = Call(worker.render, (env_id, state, turn), self._timeout(None, env.spec.timeout_s))
         outcome: Outcome[dict[str, Any]] = (await self._run("render", env_id, [call]))[0]
         self._client_error(outcome, None)
-        self.metrics.items.labels("render", env_id, outcome.status).inc()
+        self.metrics.items.labels("render", self.label(env_id), outcome.status).inc()
         return View(renderer.template, outcome.value, outcome.status, outcome.detail)
 
     # --- verification --------------------------------------------------------------------------
@@ -456,7 +466,9 @@ class Service:
             score = outcome.value or Score(
                 None, outcome.status if outcome.status != "ok" else "error", detail=outcome.detail
             )
-            self.metrics.items.labels("verify", name, score.status).inc()
+            self.metrics.scored(
+                "verify", self.label(name), score.status, score.reward, item.response
+            )
             results.append(
                 VerifyResult(
                     id=item.id,

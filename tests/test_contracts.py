@@ -1,7 +1,8 @@
 """The design's contract tests, run for every registered family automatically.
 
 Reference (expert) answers score 1, junk scores 0 with status "invalid", regeneration from a seed
-is byte-identical (also in another process), and states round-trip through tokens.
+is byte-identical (also in another process), states round-trip through tokens, and every family
+ships a red-team suite (``redteam.toml``) whose cases hold.
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ import os
 import subprocess
 import sys
 from dataclasses import asdict
+from functools import cache
 from typing import Any
 
 import httpx
 import pytest
 
 from environments.base import Environment, ResetResult, SingleTurnScoring
-from envserver.registry import discover, get_registry
+from envserver import redteam
+from envserver.config import Settings
+from envserver.registry import Registry, discover, get_registry
 from envserver.tokens import StateTokens
 from tests.server import ROOT
 from verifiers.tamarin.prover import find_prover
@@ -31,6 +35,12 @@ MAX_STEPS = 200
 # What needs an external program to serve anything, and whether that program is absent here:
 # only those may be disabled (tests/test_tamarin_proofs.py checks that verifier in-process).
 NEEDS_A_TOOL = {"tamarin.proof": lambda: find_prover() is None}
+# The plugin families the tests load (the live servers, the playground's), besides the
+# configured ones (tests/test_guide.py runs this file with the guide's).
+TEST_PLUGINS = ("tests.plugins.faulty", "tests.plugins.drawn", "tests.plugins.needs_missing")
+PLUGINS = tuple(dict.fromkeys([*Settings().plugins, *TEST_PLUGINS]))
+FAMILIES = {family.name: family for family in redteam.families(PLUGINS)}
+MIN_CASES = 3
 
 
 def env(env_id: str) -> Environment:
@@ -206,3 +216,31 @@ def test_the_served_environment_is_the_registered_one(env_id: str, base_url: str
         local.score.status,
         local.terminated,
     )
+
+
+@cache
+def _suite_registry() -> Registry:
+    return discover(PLUGINS)
+
+
+def _suite(name: str) -> redteam.Suite:
+    family = FAMILIES[name]
+    assert family.suite is not None and family.suite.is_file(), (
+        f"{name} ships no red-team suite: write {family.suite} (CONTRIBUTING.md, 'Red-team suites')"
+    )
+    return redteam.load_suite(name, family.suite)
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_family_ships_a_red_team_suite_with_hostile_cases(family: str) -> None:
+    suite = _suite(family)
+    assert len(suite.cases) >= MIN_CASES, f"{suite.path}: fewer than {MIN_CASES} cases"
+    assert any(case.expect != "full" for case in suite.cases), f"{suite.path}: no hostile case"
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_a_family_red_team_suite_holds_in_process(family: str) -> None:
+    results = redteam.run(redteam.InProcess(_suite_registry()), [_suite(family)])
+    failed = [f"{r.case.name}: expected {r.case.expect}, got {r.got} ({r.detail})"
+              for r in results if r.verdict == "fail"]  # fmt: skip
+    assert not failed, "\n".join(failed)

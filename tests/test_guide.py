@@ -20,11 +20,16 @@ MODULES = ("guide_reverse", "guide_guess")
 
 def write_examples(folder: Path) -> dict[str, str]:
     """The guide's Python blocks as modules in ``folder``: the single-turn one, the multi-turn
-    one. Returns PYTHONPATH and ENVSERVER_PLUGINS for a process that should load them."""
-    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(), flags=re.DOTALL)
+    one, each with the TOML block after it as its red-team suite beside it. Returns PYTHONPATH
+    and ENVSERVER_PLUGINS for a process that should load them."""
+    text = GUIDE.read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    suites = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
     assert len(blocks) == len(MODULES), "the guide holds one single-turn and one multi-turn example"
-    for name, code in zip(MODULES, blocks, strict=True):
+    assert len(suites) == len(MODULES), "the guide holds one red-team suite per example"
+    for name, code, suite in zip(MODULES, blocks, suites, strict=True):
         (folder / f"{name}.py").write_text(code)
+        (folder / f"{name}.redteam.toml").write_text(suite)
     path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
     return {"PYTHONPATH": path, "ENVSERVER_PLUGINS": ",".join(MODULES)}
 
