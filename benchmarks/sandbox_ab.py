@@ -8,9 +8,9 @@ Ratios are taken within a round; medians over rounds are reported, with the CPU 
 each kind of process (the callers and the pool, the workers, the runs' own processes) and on
 the whole machine (which includes kernel threads, and on a shared machine other people's work).
 
-    .venv/bin/python -m benchmarks.sandbox_ab --base /tmp/base [--rounds 3] [--runs 1000]
+    .venv/bin/python -m benchmarks.sandbox_ab --base /tmp/base [--head DIR] [--rounds 3]
 
-Without ``--base`` only this checkout is measured against the floor.
+Without ``--base`` only ``--head`` (default: this checkout) is measured against the floor.
 """
 
 from __future__ import annotations
@@ -74,6 +74,7 @@ class Side:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--base", type=Path, help="the other checkout (e.g. a git worktree)")
+    parser.add_argument("--head", type=Path, default=ROOT, help="default: this checkout")
     parser.add_argument("--runs", type=int, default=1000, help="print(1) runs per side and round")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
@@ -85,7 +86,7 @@ def main() -> None:
         f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}; "
         f"{args.workers} workers, {threads} caller threads, {args.runs} runs per side and round"
     )
-    specs = [("head", args.backend, ROOT)]
+    specs = [("head", args.backend, args.head.resolve())]
     if args.base is not None:
         specs.append(("base", args.backend, args.base.resolve()))
     specs.append(("floor", "floor", ROOT))
