@@ -12,22 +12,23 @@ split by process (see ``Usage``). It imports nothing from ``benchmarks`` (the ot
 have this file), and ``sandbox`` only for the sandbox sides.
 
 **The namespace floor** (``floor``) is what a full-isolation run cannot do without, with none
-of the sandbox's code: ``WORKERS`` bare Python processes, each in its own user (mapped to a
-range, as a sandbox worker's), mount, network, IPC and UTS namespaces. Per run a worker does
-what a sandbox worker does to the kernel: ``unshare(CLONE_NEWPID)`` and a fork (the child is
-PID 1 of a fresh PID namespace), then in the child ``unshare(CLONE_NEWNS | CLONE_NEWIPC)``, a
-fresh ``/proc`` and a 64 MiB ``/dev/shm`` tmpfs; the child writes ``1`` to a pipe and exits, and
-the worker reads the pipe and reaps it. No minimal root, no seccomp, rlimits, uid switch,
-cgroup, scratch directory or interpreter work: the floor is the kernel's price of a fresh PID,
-mount and IPC namespace per run plus a fork of a small Python process, so a sandbox can only
-approach it, not pass it.
+of the sandbox's code: ``WORKERS`` bare interpreters (``namespace_floor.py`` under
+``python -S``: no ``site``, nothing imported but ``os`` and ``ctypes``), each in its own user
+(mapped to a range, as a sandbox worker's), mount, network, IPC and UTS namespaces. Per run a
+worker does what a sandbox worker does to the kernel: ``unshare(CLONE_NEWPID)`` and a fork
+(the child is PID 1 of a fresh PID namespace), then in the child
+``unshare(CLONE_NEWNS | CLONE_NEWIPC)``, a fresh ``/proc`` and a 64 MiB ``/dev/shm`` tmpfs; the
+child writes ``1`` to a pipe and exits, and the worker reads the pipe and reaps it. No minimal
+root, seccomp, rlimits, uid switch, cgroup, scratch directory, preloaded modules or interpreter
+work: the kernel's price of fresh PID, mount and IPC namespaces per run and a fork of a small
+Python process, which a sandbox can approach but not pass.
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -37,71 +38,29 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 TRIVIAL = "print(1)"
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 16384, 1 << 18
+FLOOR_WORKER = Path(__file__).resolve().with_name("namespace_floor.py")
 FLOOR_UID_BASE = 900_000  # a host uid range no sandbox pool uses (theirs start at 200,000)
 _TICK = os.sysconf("SC_CLK_TCK")
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _unshare(flags: int) -> None:
-    _check(_libc.unshare(flags), "unshare")
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str = "") -> None:
-    _check(
-        _libc.mount(
-            source.encode(),
-            target.encode(),
-            fstype.encode() if fstype else None,
-            ctypes.c_ulong(flags),
-            data.encode() if data else None,
-        ),
-        f"mount {target}",
-    )
-
 
 class FloorWorker:
-    """A bare process in the namespaces a sandbox worker has; runs requests from a pipe."""
+    """A floor worker process (``namespace_floor.py`` under ``python -S``), one run at a time."""
 
     def __init__(self) -> None:
-        requests_r, self._requests = os.pipe()
-        self._replies, replies_w = os.pipe()
-        ready_r, ready_w = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:
-            keep = sorted((requests_r, replies_w, ready_w))  # not other workers' pipes
-            os.closerange(3, keep[0])
-            os.closerange(keep[0] + 1, keep[1])
-            os.closerange(keep[1] + 1, keep[2])
-            os.closerange(keep[2] + 1, 1 << 16)
-            try:
-                _floor_setup()
-                os.write(ready_w, b"1")
-                _floor_serve(requests_r, replies_w)
-            finally:
-                os._exit(0)
-        for fd in (requests_r, replies_w, ready_w):
-            os.close(fd)
-        if os.read(ready_r, 1) != b"1":
+        self.process = subprocess.Popen(
+            [sys.executable, "-S", str(FLOOR_WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests, self._replies = self.process.stdin.fileno(), self.process.stdout.fileno()
+        if os.read(self._replies, 1) != b"u":
             raise OSError("the floor worker could not enter its namespaces")
-        os.close(ready_r)
         if os.getuid() == 0:  # id maps written from outside, as the sandbox's launcher does
             for name in ("uid_map", "gid_map"):
-                Path(f"/proc/{self.pid}/{name}").write_text(f"0 {FLOOR_UID_BASE} 65536\n")
-        os.write(self._requests, b"m")  # maps written
+                Path(f"/proc/{self.process.pid}/{name}").write_text(f"0 {FLOOR_UID_BASE} 65536\n")
+        os.write(self._requests, b"m")
         if os.read(self._replies, 1) != b"1":
             raise OSError("the floor worker could not mount /proc")
 
@@ -111,45 +70,9 @@ class FloorWorker:
         return os.read(self._replies, 16)
 
     def close(self) -> None:
-        os.close(self._requests)
-        os.close(self._replies)
-        os.waitpid(self.pid, 0)
-
-
-def _floor_setup() -> None:
-    _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
-    _mount("none", "/", None, MS_REC | MS_PRIVATE)
-
-
-def _floor_serve(requests: int, replies: int) -> None:
-    os.read(requests, 1)  # the id maps are written: we are root in our user namespace
-    os.setresgid(0, 0, 0)
-    os.setresuid(0, 0, 0)
-    # A PID namespace of our own with its /proc, so that each run may mount a fresh one (the
-    # kernel lets a user namespace mount procfs only where one is already fully visible).
-    _unshare(CLONE_NEWPID)
-    if os.fork() != 0:
-        os.wait()
-        os._exit(0)
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
-    os.write(replies, b"1")
-    while os.read(requests, 1) == b"r":
-        out_r, out_w = os.pipe()
-        _unshare(CLONE_NEWPID)
-        pid = os.fork()
-        if pid == 0:
-            _unshare(CLONE_NEWNS | CLONE_NEWIPC)
-            _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-            _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
-            os.write(out_w, b"1\n")
-            os._exit(0)
-        _check(_libc.setns(pidns, CLONE_NEWPID), "setns")
-        os.close(out_w)
-        out = os.read(out_r, 16)
-        os.close(out_r)
-        os.waitpid(pid, 0)
-        os.write(replies, out)
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
 
 
 class FloorPool:
