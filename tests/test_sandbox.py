@@ -287,20 +287,25 @@ def test_scratch_directories_are_removed_whatever_a_run_leaves() -> None:
         shutil.rmtree(tmp_path)
 
 
-def test_a_run_has_exactly_its_environment(local_sandbox: Sandbox) -> None:
+@pytest.mark.parametrize("backend", ["local", "weak"])
+def test_a_run_has_exactly_its_environment(backend: str) -> None:
     """The worker keeps the run's variables itself and a run only drops the worker's own and
     sets its home: the result is the same environment as a run built from nothing."""
     source = "import os, json; print(json.dumps([dict(os.environ), os.getcwd()]))"
-    for _ in range(2):
-        record = local_sandbox.run(RunRequest(source=source))
-        env, cwd = json.loads(record.stdout)
-        assert env.pop("HOME") == env.pop("TMPDIR") == cwd
-        env.pop("LD_LIBRARY_PATH", None)  # the runtime's, where the interpreter needs it
-        assert env == {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "LANG": "C.UTF-8",
-            "PYTHONDONTWRITEBYTECODE": "1",
-        }
+    sandbox = open_sandbox(SandboxConfig(backend=backend, workers=1))  # type: ignore[arg-type]
+    try:
+        for _ in range(2):
+            record = sandbox.run(RunRequest(source=source))
+            env, cwd = json.loads(record.stdout)
+            assert env.pop("HOME") == env.pop("TMPDIR") == cwd
+            env.pop("LD_LIBRARY_PATH", None)  # the runtime's, where the interpreter needs it
+            assert env == {
+                "PATH": "/usr/local/bin:/usr/bin:/bin",
+                "LANG": "C.UTF-8",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            }
+    finally:
+        sandbox.close()
 
 
 @pytest.mark.parametrize("backend", ["local", "weak"])
