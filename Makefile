@@ -59,6 +59,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.load
 	$(BIN)/python -m benchmarks.opt_verify
 	$(BIN)/python -m benchmarks.sandbox_throughput
+	$(BIN)/python -m benchmarks.sandbox_ab
 	$(BIN)/python -m benchmarks.sbol_verify
 	$(BIN)/python -m benchmarks.grpo_learning
 	$(BIN)/python -m benchmarks.tamarin_step_latency

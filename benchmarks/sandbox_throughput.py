@@ -6,6 +6,11 @@ within a round, as the machine's load drifts between rounds):
 1. ``print(1)`` through the ``local`` backend (full isolation) and the ``weak`` backend, with
    twice as many caller threads as workers, vs a fresh ``subprocess.run([python, "-c", ...])``
    per run (2 threads, and the best of 1/2/4 threads). Target: at least 5x the 2-thread baseline.
+   Next to them the **namespace floor** (``benchmarks/sandbox_side.py``): as many bare processes
+   as workers doing per run only what full isolation needs of the kernel (a fork into fresh PID,
+   mount and IPC namespaces, a fresh ``/proc`` and ``/dev/shm``), with none of the sandbox's
+   code; ``/ floor`` is each row's rate over the floor's in the same round. Goal: full isolation
+   at least 0.8 of the floor. ``benchmarks/sandbox_ab.py`` compares two checkouts against it.
 2. A pass matrix of programs x stdin tests (a quarter of the programs hang) through
    ``Sandbox.matrix`` (one exec per program, tests in-process, the rest of a program's tests
    count as timeouts after its first timeout) vs one ``Sandbox.run`` per cell with the same
@@ -31,6 +36,7 @@ from contextlib import contextmanager
 from functools import partial
 
 from benchmarks.common import median, percentile
+from benchmarks.sandbox_ab import ROOT, Side
 from sandbox.backends import Backend, SandboxConfig, open_sandbox
 from sandbox.model import Limits, RunRequest
 from sandbox.runner import MatrixRequest, Sandbox
@@ -163,20 +169,25 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         f"machine: {os.cpu_count()} cores, Linux {platform.release()}, Python "
         f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}"
     )
+    floor = Side("floor", "floor", ROOT, args.workers)  # its own small process, started first
     with sandbox("local", args.workers) as full, sandbox("weak", args.workers) as weak:
         print(
             f"sandbox: {args.workers} workers; local backend isolation={full.isolation}, "
             f"weak backend isolation={weak.isolation}; {threads} caller threads"
         )
         names = ["subprocess 1 thread", "subprocess 2 threads", "subprocess 4 threads"]
-        names += ["sandbox local", "sandbox weak"]
+        names += ["sandbox local", "sandbox weak", "namespace floor"]
         rates: dict[str, list[float]] = {name: [] for name in names}
         latencies: list[float] = []
         statuses: dict[str, Counter[str]] = {"local": Counter(), "weak": Counter()}
         for sb in (full, weak):  # warm-up
             sandbox_rate(sb, 8 * args.workers, threads, [], Counter())
+        floor.measure(8 * args.workers, threads)
         for _ in range(args.rounds):
             rates["subprocess 2 threads"].append(subprocess_rate(base_runs, 2))
+            rates["namespace floor"].append(
+                args.runs / float(floor.measure(args.runs, threads)["seconds"])
+            )
             rates["sandbox local"].append(
                 sandbox_rate(full, args.runs, threads, latencies, statuses["local"])
             )
@@ -187,6 +198,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
             rates["subprocess 4 threads"].append(subprocess_rate(base_runs, 4))
         serial: list[float] = []
         sandbox_rate(full, min(args.runs, 300), 1, serial, statuses["local"])
+        floor.close()
 
         programs, suite = workload(args.programs, args.tests)
         calm = [p for p in programs if p != HANG]
@@ -210,16 +222,26 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         f"subprocess round, {args.rounds} rounds (medians)"
     )
     best = max(names[:3], key=lambda name: median(rates[name]))
-    print(f"{'method':<22}{'runs/s':>8}{'x 2 thr':>9}{'x best':>8}{'target':>10}  per round")
+    print(
+        f"{'method':<22}{'runs/s':>8}{'x 2 thr':>9}{'x best':>8}{'target':>10}"
+        f"{'/ floor':>9}{'goal':>12}  per round"
+    )
     for name in names:
         ratio = median(
             [v / b for v, b in zip(rates[name], rates["subprocess 2 threads"], strict=True)]
         )
         vs_best = median([v / b for v, b in zip(rates[name], rates[best], strict=True)])
+        vs_floor = median(
+            [v / f for v, f in zip(rates[name], rates["namespace floor"], strict=True)]
+        )
         target = f">=5 {'ok' if ratio >= 5 else 'MISS'}" if name == "sandbox local" else ""
+        goal = f">=0.8 {'ok' if vs_floor >= 0.8 else 'MISS'}" if name == "sandbox local" else ""
         per_round = " ".join(f"{v:.0f}" for v in rates[name])
         rate = median(rates[name])
-        print(f"{name:<22}{rate:>8.0f}{ratio:>9.2f}{vs_best:>8.2f}{target:>10}  {per_round}")
+        print(
+            f"{name:<22}{rate:>8.0f}{ratio:>9.2f}{vs_best:>8.2f}{target:>10}"
+            f"{vs_floor:>9.2f}{goal:>12}  {per_round}"
+        )
     print(f"best subprocess baseline: {best}")
     for label, values in ((f"{threads} callers", latencies), ("1 caller", serial)):
         print(

@@ -20,13 +20,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
-import logging
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-log = logging.getLogger("envserver.sandbox")
+if TYPE_CHECKING:
+    import logging
 
 PREFIX = "envserver-sandbox-"
 _counter = itertools.count()
@@ -163,6 +164,14 @@ class Groups:
             _remove(self.root)
 
 
+def _log() -> logging.Logger:
+    """The sandbox's logger, imported on the server's side only: ``logging`` brings
+    ``threading``, which a worker must not carry (see ``sandbox``'s docstring)."""
+    import logging  # noqa: PLC0415 - see the docstring
+
+    return logging.getLogger("envserver.sandbox")
+
+
 def _remove(path: Path) -> None:
     """rmdir a group, once the processes that were in it are gone (they may take a moment to
     leave after being killed)."""
@@ -174,11 +183,11 @@ def _remove(path: Path) -> None:
             return
         except OSError as exc:
             if exc.errno != errno.EBUSY:
-                log.warning("cannot remove cgroup %s: %s", path, exc)
+                _log().warning("cannot remove cgroup %s: %s", path, exc)
                 return
             _kill_members(path)
             time.sleep(0.01)
-    log.warning("cgroup %s is still busy; left in place", path)
+    _log().warning("cgroup %s is still busy; left in place", path)
 
 
 def _kill_members(path: Path) -> None:

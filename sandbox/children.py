@@ -119,7 +119,7 @@ class Children:
         self.landlock = None if self.full else landlock.ruleset(*isolation.weak_paths(layout))
         self.group = group  # the slot's memory cgroup: caps a run's processes together
         self.keep_fds = keep_fds  # descriptors every run keeps (``runtime.bridge``)
-        self.library_path = library_path
+        self.worker_only_env = _run_environment(library_path)
 
     def spawn(
         self,
@@ -214,16 +214,9 @@ class Children:
                     linux.prctl(linux.PR_SET_DUMPABLE, 1)
             _set_limits(limits)
             os.chdir(scratch)
-            os.environ.clear()
-            os.environ.update(
-                PATH="/usr/local/bin:/usr/bin:/bin",
-                HOME=str(scratch),
-                TMPDIR=str(scratch),
-                LANG="C.UTF-8",
-                PYTHONDONTWRITEBYTECODE="1",
-            )
-            if self.library_path:  # the runtime's interpreter, when a run starts it again
-                os.environ["LD_LIBRARY_PATH"] = self.library_path
+            for name in self.worker_only_env:
+                del os.environ[name]
+            os.environ["HOME"] = os.environ["TMPDIR"] = str(scratch)
             os.write(setup_fd, b"1")
             os.close(setup_fd)
         except BaseException as exc:
@@ -348,6 +341,18 @@ class Children:
                 return
             if pid == 0:
                 time.sleep(0.001)
+
+
+def _run_environment(library_path: str) -> tuple[str, ...]:
+    """Give the worker's environment the values every run has, once; the names a run's process
+    must remove from it (it then sets only ``HOME`` and ``TMPDIR``). Rebuilding the mapping in
+    each run instead cost it about 100 page faults of copy-on-write."""
+    run = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    run["PYTHONDONTWRITEBYTECODE"] = "1"
+    if library_path:  # the runtime's interpreter, when a run starts it again
+        run["LD_LIBRARY_PATH"] = library_path
+    os.environ.update(run)
+    return tuple(name for name in os.environ if name not in run)
 
 
 def harness_target(mode: Callable[..., None], *args: Any) -> Callable[[], None]:

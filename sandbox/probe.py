@@ -15,7 +15,6 @@ import importlib
 import importlib.util
 import json
 import os
-import subprocess
 from collections.abc import Callable
 
 from sandbox import languages
@@ -48,6 +47,8 @@ def program(names: list[str], programs: list[str]) -> Callable[[], None]:
     """A run's target: try each import and tool, print the failures as JSON, exit."""
 
     def run() -> None:
+        import subprocess  # noqa: PLC0415 - in the run: it brings threading (see ``sandbox``)
+
         failures: dict[str, str] = {}
         for name in names:
             try:

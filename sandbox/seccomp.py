@@ -96,6 +96,30 @@ def compile_filter(*, private_ipc: bool = True) -> bytes:
         return file.read()
 
 
+def compile_apart(*, private_ipc: bool = True) -> bytes:
+    """``compile_filter`` in a child process, for a worker: ``pyseccomp`` imports
+    ``ctypes.util`` and with it ``subprocess`` and ``threading``, which a worker must not carry
+    (see ``sandbox``'s docstring)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_fd)
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(compile_filter(private_ipc=private_ipc))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as reader:
+        program = reader.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not program or len(program) % 8:
+        raise OSError("could not compile the seccomp filter")
+    return program
+
+
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
