@@ -104,7 +104,7 @@ def test_a_trivial_environment_is_rejected_at_l2() -> None:
     )
     admission = run(trivial)
     assert (admission.outcome, admission.stage) == ("rejected", "L2")
-    assert "junk response scores 1" in admission.reason
+    assert "a junk or hostile response scores 1: junk ''" in admission.reason
 
 
 def test_a_wrong_oracle_is_rejected_at_l2() -> None:
