@@ -38,7 +38,7 @@ ANSWER_FORMAT = "<answer>1-based positions separated by spaces</answer>"
 
 def generate(seed, difficulty):
     rng = random.Random(f"{NAME}/{seed}/{difficulty}")
-    count = 16 + difficulty
+    count = 15 + difficulty
     numbers = [rng.randint(10, 999) for _ in range(count)]
     planted = sorted(rng.sample(range(count), count // 3))
     return {"numbers": numbers, "target": sum(numbers[i] for i in planted)}
