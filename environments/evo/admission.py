@@ -58,7 +58,7 @@ HOSTILE = {
     "every digit": "<answer>0123456789</answer>",
     "every small integer listed": f"<answer>{' '.join(map(str, range(-20, 1001)))}</answer>",
     "every small integer, comma-separated": f"<answer>{', '.join(map(str, range(1001)))}</answer>",
-    "a 10,000-digit number (every integer below 2900 inside it)": (
+    "a 10,490-digit number (every integer below 2900 inside it)": (
         f"<answer>{''.join(map(str, range(2900)))}</answer>"
     ),
 }
