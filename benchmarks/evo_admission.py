@@ -4,25 +4,31 @@ next to a built-in one of the same kind (single-turn knapsack, scored by task id
     python -m benchmarks.evo_admission [--tasks 48] [--rounds 3]
 
 Admission runs in this process against its own sandbox (the ten seeds, each against the ones
-before it). Serving starts one server, submits the knapsack seed, and times ``/v1/verify`` of
-expert responses by task id for ``evo/zero_one_knapsack`` and the built-in ``opt/knapsack``.
+before it). A server started on a fresh store is timed until it serves the ten seeds (listed,
+one reset each), next to the same server restarted on that store. Serving starts one server,
+submits a new environment, and times ``/v1/verify`` of expert responses by task id for the
+seed ``evo/zero_one_knapsack`` and the built-in ``opt/knapsack``.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 from benchmarks.common import median, server
 from environments.evo.admission import admit
+from environments.evo.construct import Construct, source_of
 from environments.evo.novelty import PoolEntry
 from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
 from environments.evo.settings import EvoSettings
 from envserver.registry import get_registry
+from tests.server import LiveServer
 
 EVO = "evo/zero_one_knapsack"
 BUILT_IN = "opt/knapsack"
@@ -77,6 +83,21 @@ def verify_rate(http: httpx.Client, items: list[dict[str, Any]], rounds: int) ->
     return median(rates)
 
 
+def seeds_served(live: LiveServer) -> tuple[float, float]:
+    """Seconds from starting ``live`` until ``/readyz``, and from then until it lists the ten
+    seeds and has reset each once."""
+    started = time.perf_counter()
+    live.start()
+    ready = time.perf_counter()
+    with httpx.Client(base_url=live.base_url, timeout=300) as http:
+        envs = http.get("/v1/evo/envs").json()
+        assert len(envs) == 10, envs
+        for env in envs:
+            reset = http.post(f"/v1/envs/{env['id']}/reset", json={"seed": 1}).json()
+            assert reset["status"] == "ok", reset
+    return ready - started, time.perf_counter() - ready
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=48)
@@ -88,9 +109,24 @@ def main() -> None:
     print(f"admission of the ten seeds: median {median(seconds) * 1000:.0f} ms, "
           f"max {max(seconds) * 1000:.0f} ms per submission")  # fmt: skip
 
+    # A fresh store (the seeds planted on first open) next to a restart on it (the baseline).
+    workdir = Path(tempfile.mkdtemp(prefix="envserver-bench-evo-"))
+    timings = {}
+    for run in ("fresh", "restart"):
+        live = LiveServer(workdir, ENVSERVER_POOL_WORKERS=str(args.workers))
+        try:
+            timings[run] = seeds_served(live)
+        finally:
+            live.stop()
+    for run, (ready, served) in timings.items():
+        print(f"{run:8s} start to /readyz {ready:5.1f} s, then the ten seeds listed and reset "
+              f"once each {served:5.2f} s")  # fmt: skip
+    fresh, restart = (sum(timings[run]) for run in ("fresh", "restart"))
+    print(f"start to the ten seeds served, fresh store / restart: {fresh / restart:.2f}")
+
     with server(args.workers) as live, httpx.Client(base_url=live.base_url, timeout=300) as http:
         started = time.perf_counter()
-        _submit(http, seed_sources()["knapsack"])
+        _submit(http, source_of(Construct().expert_action({"seed": 1})))
         print(f"admission over HTTP (submit to admitted): {time.perf_counter() - started:.2f} s")
         rates = {}
         for env_id in (BUILT_IN, EVO):

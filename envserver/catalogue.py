@@ -48,3 +48,12 @@ def build_catalogue(registry: Registry) -> Catalogue:
             for name, why in registry.disabled.items()
         ],
     )
+
+
+def served_now(catalogue: Catalogue, registry: Registry) -> Catalogue:
+    """``catalogue`` with the environments the families' dynamic sources serve now (admitted
+    EvoEnv environments): what ``GET /v1/envs`` and the playground's index list alike."""
+    dynamic = registry.dynamic_envs()
+    if not dynamic:
+        return catalogue
+    return catalogue.model_copy(update={"envs": catalogue.envs + [env_info(e) for e in dynamic]})

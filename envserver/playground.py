@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from environments.base import Observation
 from environments.renderer import Turn
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH
+from envserver.catalogue import served_now
 from envserver.limits import LimitedRoute
 from envserver.options_form import FIELD_PREFIX, option_fields, parse_options
 from envserver.problems import Problem
@@ -41,7 +42,6 @@ from envserver.service import Service
 from envserver.wire import (
     MAX_ACTION_CHARS,
     MAX_TOKEN_CHARS,
-    Catalogue,
     EnvInfo,
     ResetRequest,
     ResetResponse,
@@ -186,7 +186,7 @@ def _field(form: FormData, name: str, limit: int) -> str:
 def _served(request: Request, env_id: str) -> EnvInfo:
     """The environment's catalogue entry, or PageError: 503 for a family that is disabled, else
     404."""
-    catalogue: Catalogue = request.app.state.catalogue
+    catalogue = served_now(request.app.state.catalogue, _service(request).registry)
     for info in catalogue.envs:
         if info.id == env_id:
             return info
@@ -286,7 +286,7 @@ async def _episode(
 @router.get("", response_class=HTMLResponse)
 async def index(request: Request) -> HTMLResponse:
     """Every environment served here, and the families that are not and why."""
-    catalogue = request.app.state.catalogue
+    catalogue = served_now(request.app.state.catalogue, _service(request).registry)
     return render(request, "play/index.html", {"catalogue": catalogue})
 
 

@@ -9,7 +9,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 import envserver
-from envserver.catalogue import env_info
+from envserver.catalogue import env_info, served_now
 from envserver.limits import LimitedRoute
 from envserver.problems import Problem, problem_responses
 from envserver.service import Service
@@ -65,11 +65,7 @@ def _service(request: Request) -> Service:
 @router.get("/v1/envs", tags=["catalogue"], responses=problem_responses(401))
 def list_envs(request: Request) -> Catalogue:
     """Every environment and verifier with its options schema, and the disabled families."""
-    catalogue: Catalogue = request.app.state.catalogue
-    dynamic = _service(request).registry.dynamic_envs()
-    if not dynamic:
-        return catalogue
-    return catalogue.model_copy(update={"envs": catalogue.envs + [env_info(e) for e in dynamic]})
+    return served_now(request.app.state.catalogue, _service(request).registry)
 
 
 @router.post(

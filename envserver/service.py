@@ -244,6 +244,13 @@ class Service:
             )
         if isinstance(outcome.raised, EnvironmentInputError):
             raise Problem(400, f"{_where(index)}: {outcome.raised}".lstrip(": "), kind="bad-input")
+        # The server found the environment, the worker did not (or no longer): the request
+        # names what is not served there, a 404 or 410 like the server's own lookup, never an
+        # item with status error and no state.
+        if isinstance(outcome.raised, UnknownEnvironment):
+            raise Problem(404, str(outcome.raised), kind="unknown-environment")
+        if isinstance(outcome.raised, EnvironmentGone):
+            raise Problem(410, str(outcome.raised), kind="environment-gone")
         if isinstance(outcome.raised, EnvironmentUnavailable):
             raise unavailable_problem(
                 f"{_where(index)}: {outcome.raised}".lstrip(": "), outcome.raised.why

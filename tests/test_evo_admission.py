@@ -104,7 +104,7 @@ def test_a_trivial_environment_is_rejected_at_l2() -> None:
     )
     admission = run(trivial)
     assert (admission.outcome, admission.stage) == ("rejected", "L2")
-    assert "junk response scores 1" in admission.reason
+    assert "a junk or hostile response scores 1: junk ''" in admission.reason
 
 
 def test_a_wrong_oracle_is_rejected_at_l2() -> None:
@@ -213,3 +213,67 @@ def test_the_readme_example_is_admitted_and_matches_the_knapsack_seed() -> None:
     assert admission.outcome == "admitted", admission.reports
     seed = run(SEEDS["knapsack"])
     assert admission.fingerprint == seed.fingerprint
+
+
+KNAPSACK = SEEDS["knapsack"]
+KNAPSACK_HEAD = KNAPSACK.split("def score")[0]
+
+
+def test_a_scorer_that_finds_the_answer_anywhere_in_the_response_is_rejected_at_l2() -> None:
+    # Issue 25: "the answer is in the response" passes the junk and the perturbed references,
+    # and then <answer>0123456789</answer> (or every integer listed) scores 1 when served.
+    loose = KNAPSACK_HEAD + (
+        "def score(instance, response):\n"
+        '    if "<answer>" not in response:\n'
+        "        return None\n"
+        '    best = _best(instance["items"], instance["capacity"])\n'
+        "    return 1.0 if str(best) in response else 0.0\n"
+    )
+    admission = run(loose)
+    assert (admission.outcome, admission.stage) == ("rejected", "L2")
+    assert "a junk or hostile response scores 1: every small integer listed" in admission.reason
+
+
+def test_a_scorer_that_accepts_any_of_several_answers_is_rejected_at_l2() -> None:
+    # Any <answer> tag may hold it (not the last): several tags, several candidates.
+    hedging = KNAPSACK_HEAD + (
+        "def score(instance, response):\n"
+        '    found = re.findall(r"<answer>\\s*(-?\\d+)\\s*</answer>", response)\n'
+        "    if not found:\n"
+        "        return None\n"
+        '    best = _best(instance["items"], instance["capacity"])\n'
+        "    return 1.0 if any(int(number) == best for number in found) else 0.0\n"
+    )
+    admission = run(hedging)
+    assert (admission.outcome, admission.stage) == ("rejected", "L2")
+    assert "a hedged response scores 1" in admission.reason
+
+
+def test_a_prompt_that_asks_for_words_while_the_scorer_reads_digits_is_rejected_at_l3() -> None:
+    # The right answer in the form the prompt asks for ("fifty-seven") scores 0.
+    words = KNAPSACK.replace(
+        'ANSWER_FORMAT = "<answer>an integer</answer>"',
+        'ANSWER_FORMAT = "<answer>the value in English words, not digits</answer>"',
+    )
+    assert words != KNAPSACK
+    admission = run(words)
+    assert (admission.outcome, admission.stage) == ("rejected", "L3")
+    assert "(numbers in words) does not score 1" in admission.reason
+    assert "contradicts the prompt" in admission.reason
+
+
+def test_the_forms_a_prompt_asks_for_are_recognised_and_the_reference_rewritten() -> None:
+    from environments.evo.forms import COMMAS_FORM, WORDS_FORM, asked_forms, in_words, rewritten
+
+    assert [in_words(n) for n in (0, 13, 42, 100, 1999, -7)] == [
+        "zero", "thirteen", "forty-two", "one hundred", "one thousand nine hundred ninety-nine",
+        "minus seven",
+    ]  # fmt: skip
+    assert asked_forms("Reply with the number spelled out.", "<answer>x</answer>") == [WORDS_FORM]
+    assert asked_forms("Data: 1, 2, 3", "<answer>comma-separated</answer>") == [COMMAS_FORM]
+    assert asked_forms("Data: 3, 4 (comma-separated)", "<answer>an integer</answer>") == []
+    assert rewritten("so <answer>42</answer>", WORDS_FORM) == [
+        "<answer>forty-two</answer>", "<answer>forty two</answer>",
+    ]  # fmt: skip
+    assert rewritten("<answer>forty-two</answer>", WORDS_FORM) == []
+    assert rewritten("<answer>1 2 3</answer>", COMMAS_FORM) == ["<answer>1, 2, 3</answer>"]

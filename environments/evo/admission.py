@@ -4,9 +4,12 @@ rejection names its stage and reason.
 L1 execution   static contract (allow-listed imports, no runtime reflection, members present),
                then the probe tasks in two separate sandbox runs: within limits, deterministic
                (within a run and across processes), JSON instances
-L2 contract    references score 1, junk and perturbed references score less, scores in [0, 1],
-               no exception over many seeds, difficulty levels generate different tasks
-L3 review      the configured reviewer (rules by default: format stated, answer not leaked)
+L2 contract    references score 1; junk, hostile answers (every digit, every small integer,
+               a 10,000-digit number, the prompt echoed, the answer hedged with a wrong one)
+               and perturbed references score less; other tasks' references mostly less;
+               scores in [0, 1], no exception over many seeds, levels generate different tasks
+L3 review      the configured reviewer (rules by default: format stated, answer not leaked),
+               then the form the prompt asks for (working first, words, commas) scores 1
 L4 difficulty  pass rates per level from rollouts or a solver endpoint inside the band;
                admitted uncalibrated when neither is supplied (the report says so)
 L5 novelty     behavioural fingerprint and normalised code against the admitted pool
@@ -28,11 +31,10 @@ from environments.evo.contract import (
     normalised_digest,
 )
 from environments.evo.endpoints import EndpointFailure
+from environments.evo.forms import WORKING, asked_forms, rewritten
 from environments.evo.novelty import PoolEntry, duplicate_of, fingerprint
 from environments.evo.program import (
-    CALL_LIMIT_S,
-    RUN_LIMITS,
-    Call,
+    CALL_CPU_S,
     CallResult,
     ProgramFailure,
     SandboxFailure,
@@ -46,11 +48,26 @@ from environments.evo.settings import EvoSettings
 
 PROBE_SEEDS = tuple(range(8))
 MANY_SEEDS = tuple(range(100, 124))
-JUNK = ("", "lorem ipsum dolor", "<answer></answer>", "<answer>lorem ipsum</answer>")
-SMOKE_LIMITS = RUN_LIMITS.model_copy(update={"wall_s": 2 * CALL_LIMIT_S + 1})
+JUNK = (
+    "", "lorem ipsum dolor", "<answer></answer>", "<answer> </answer>",
+    "<answer>lorem ipsum</answer>",
+)  # fmt: skip
+HOSTILE = {
+    # What a policy tries when it cannot solve the task; a scorer must give each less than 1
+    # (a loose "the answer is in the response" check gives them all 1).
+    "every digit": "<answer>0123456789</answer>",
+    "every small integer listed": f"<answer>{' '.join(map(str, range(-20, 1001)))}</answer>",
+    "every small integer, comma-separated": f"<answer>{', '.join(map(str, range(1001)))}</answer>",
+    "a 10,490-digit number (every integer below 2900 inside it)": (
+        f"<answer>{''.join(map(str, range(2900)))}</answer>"
+    ),
+}
 PERTURBED_BELOW_ONE = 0.8
-"""Share of changed references that must score below 1 (a perturbation can stay valid where
-many answers are right, as a subset-sum with two solutions)."""
+"""Share of changed references (and of other tasks' references, where their answer differs)
+that must score below 1: a changed answer can stay valid where many answers are right (a
+subset-sum with two solutions, an order that satisfies two tasks' constraints)."""
+OTHER_TASKS = 2
+"""Other tasks of the same level whose references each probe task is scored with."""
 
 Stage = Literal["L1", "L2", "L3", "L4", "L5"]
 Outcome = Literal["admitted", "rejected", "error"]
@@ -106,6 +123,60 @@ def _perturbations(response: str) -> list[str]:
     return sorted(text for text in changed if answer_of(text) != answer)
 
 
+def _hedged(right: str, wrong: str) -> dict[str, str]:
+    """The right answer offered next to a wrong one: a scorer that accepts any of several
+    answers (or any tag) rewards a policy that lists candidates."""
+    a, b = answer_of(right), answer_of(wrong)
+    return {
+        "the answer or a wrong one": f"<answer>{a} or {b}</answer>",
+        "a wrong answer or the answer": f"<answer>{b} or {a}</answer>",
+        "the answer and a wrong one, comma-separated": f"<answer>{a}, {b}</answer>",
+        "the answer between two wrong tags": (
+            f"<answer>{b}</answer> <answer>{a}</answer> <answer>{b}</answer>"
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """A response L2 scores for one task, and what it must score: ``kind`` reference (1),
+    strict (below 1), share (below 1 in ``PERTURBED_BELOW_ONE`` of cases), hedge (below 1
+    when the wrong answer it hedges with, probe ``base``, was read and scored below 1: an
+    unreadable one next to the answer is no candidate)."""
+
+    kind: Literal["reference", "strict", "share", "hedge"]
+    label: str
+    task: int
+    response: str
+    base: int = -1
+
+
+def _probes(tasks: list[dict[str, Any]], per_level: int) -> list[_Probe]:
+    probes: list[_Probe] = []
+    for index, task in enumerate(tasks):
+        reference, answer = task["reference"], answer_of(task["reference"])
+        probes.append(_Probe("reference", "the reference", index, reference))
+        strict = {f"junk {text!r}": text for text in JUNK} | HOSTILE
+        strict |= {
+            "the prompt echoed": task["prompt"],
+            "the prompt echoed as the answer": f"<answer>{task['prompt']}</answer>",
+        }
+        for label, response in strict.items():
+            if answer_of(response) != answer:  # never a probe that is the right answer itself
+                probes.append(_Probe("strict", label, index, response))
+        for changed in _perturbations(reference):
+            base = len(probes)
+            probes.append(_Probe("share", "a perturbed reference", index, changed))
+            for label, response in _hedged(reference, changed).items():
+                probes.append(_Probe("hedge", label, index, response, base))
+        level_start = index - index % per_level
+        for step in range(1, OTHER_TASKS + 1):
+            other = tasks[level_start + (index % per_level + step) % per_level]["reference"]
+            if answer_of(other) != answer:
+                probes.append(_Probe("share", "another task's reference", index, other))
+    return probes
+
+
 def _l1_execution(source: str) -> tuple[Metadata, list[dict[str, Any]]]:
     try:
         metadata = check_source(source)
@@ -115,9 +186,11 @@ def _l1_execution(source: str) -> tuple[Metadata, list[dict[str, Any]]]:
     # seconds here, not the probe run's whole budget.
     hardest = metadata.difficulties[-1]
     try:
-        run_calls(source, [task_call(0, hardest)], SMOKE_LIMITS)
+        (smoke,) = run_calls(source, [task_call(0, hardest)])
     except ProgramFailure as exc:
         raise Rejected("L1", "execution", f"one task at difficulty {hardest}: {exc}") from None
+    if smoke.error is not None:
+        raise Rejected("L1", "execution", f"seed 0, difficulty {hardest}: {smoke.error}")
     calls = [task_call(seed, level) for level in metadata.difficulties for seed in PROBE_SEEDS]
     runs = run_calls_apart(source, [calls, calls])
     for run in runs:
@@ -129,29 +202,24 @@ def _l1_execution(source: str) -> tuple[Metadata, list[dict[str, Any]]]:
         where = f"seed {seed}, difficulty {level}"
         if one.error is not None:
             raise Rejected("L1", "execution", f"{where}: {one.error}")
-        if max(one.seconds, two.seconds) > CALL_LIMIT_S:
+        if max(one.cpu_s, two.cpu_s) > CALL_CPU_S:  # the driver stops it; read it here too
             raise Rejected(
-                "L1", "execution", f"{where}: one task took {max(one.seconds, two.seconds):.1f} "
-                f"s (limit {CALL_LIMIT_S:g} s)"
+                "L1", "execution", f"{where}: timeout: one task used "
+                f"{max(one.cpu_s, two.cpu_s):.1f} s of CPU (limit {CALL_CPU_S:g} s)"
             )  # fmt: skip
         if not one.value["repeat_same"]:
             raise Rejected("L1", "execution", f"{where}: generate gave two instances in one run")
         if one.value != two.value:
             raise Rejected("L1", "execution", f"{where}: another process generated another task")
-    return metadata, [result.value for result in first]
+    return metadata, [
+        {**result.value, "seed": seed, "difficulty": level}
+        for (_, (seed, level)), result in zip(calls, first, strict=True)
+    ]
 
 
 def _l2_contract(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -> dict[str, Any]:
-    calls: list[Call] = []
-    kinds: list[str] = []
-    for task in tasks:
-        for kind, responses in (
-            ("reference", [task["reference"]]),
-            ("junk", list(JUNK)),
-            ("perturbed", _perturbations(task["reference"])),
-        ):
-            calls += [score_call(task["instance"], response) for response in responses]
-            kinds += [kind] * len(responses)
+    probes = _probes(tasks, len(PROBE_SEEDS))
+    calls = [score_call(tasks[p.task]["instance"], p.response) for p in probes]
     many = [task_call(seed, level) for level in metadata.difficulties for seed in MANY_SEEDS]
     try:
         results = run_calls(source, calls + many)
@@ -161,20 +229,36 @@ def _l2_contract(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -
     failed = next((r for r in results if r.error is not None), None)
     if failed is not None:
         raise Rejected("L2", "contract", f"an exception: {failed.error}")
-    values: dict[str, list[float | None]] = {"reference": [], "junk": [], "perturbed": []}
-    for kind, result in zip(kinds, scores, strict=True):
+    values: list[float | None] = []
+    for result in scores:
         value = result.value
         if value is not None and not 0.0 <= value <= 1.0:
             raise Rejected("L2", "contract", f"a score of {value} is outside [0, 1]")
-        values[kind].append(value)
-    if any(value != 1.0 for value in values["reference"]):
-        raise Rejected("L2", "contract", "a reference response does not score 1")
-    if any(value is not None and value >= 1.0 for value in values["junk"]):
-        raise Rejected("L2", "contract", "a junk response scores 1 (the scorer accepts anything)")
-    perturbed = values["perturbed"]
-    below = sum(value is None or value < 1.0 for value in perturbed) / max(1, len(perturbed))
-    if below < PERTURBED_BELOW_ONE:
-        raise Rejected("L2", "contract", f"only {below:.0%} of perturbed references score below 1")
+        values.append(value)
+    below = [value is None or value < 1.0 for value in values]
+    shares: dict[str, list[bool]] = {}
+    for probe, value, less in zip(probes, values, below, strict=True):
+        task = tasks[probe.task]
+        where = f"seed {task['seed']}, difficulty {task['difficulty']}"
+        if probe.kind == "reference" and value != 1.0:
+            raise Rejected("L2", "contract", f"a reference response does not score 1 ({where})")
+        if probe.kind == "strict" and not less:
+            raise Rejected(
+                "L2", "contract", f"a junk or hostile response scores 1: {probe.label} "
+                f"({where}); the scorer accepts answers that are not the answer"
+            )  # fmt: skip
+        wrong = values[probe.base] is not None and below[probe.base]  # read, and wrong
+        if probe.kind == "hedge" and wrong and not less:
+            raise Rejected(
+                "L2", "contract", f"a hedged response scores 1: {probe.label} ({where}); the "
+                "scorer rewards listing candidates"
+            )  # fmt: skip
+        if probe.kind == "share":
+            shares.setdefault(probe.label, []).append(less)
+    for label, flags in shares.items():
+        share = sum(flags) / len(flags)
+        if share < PERTURBED_BELOW_ONE:
+            raise Rejected("L2", "contract", f"only {share:.0%} of {label}s score below 1")
     by_level = _instances_by_level(metadata, generated)
     lowest, highest = by_level[metadata.difficulties[0]], by_level[metadata.difficulties[-1]]
     differ = sum(a != b for a, b in zip(lowest, highest, strict=True)) / len(lowest)
@@ -183,7 +267,38 @@ def _l2_contract(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -
             "L2", "contract", f"difficulty levels generate the same task for {1 - differ:.0%} "
             "of seeds: the levels do not differ"
         )  # fmt: skip
-    return {"scored": len(calls), "generated": len(generated), "perturbed_below_one": below}
+    return {
+        "scored": len(calls),
+        "generated": len(generated),
+        **{f"below_one[{label}]": sum(f) / len(f) for label, f in sorted(shares.items())},
+    }
+
+
+def _l3_forms(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -> str:
+    """The reference written the way the prompt asks (with working before it; in words when
+    the prompt asks for words...) must score 1: else a solver that obeys the prompt earns 0."""
+    wanted: list[tuple[int, str, str]] = []  # (task, form, response)
+    for index, task in enumerate(tasks):
+        wanted.append((index, "with working before it", WORKING + task["reference"]))
+        for asked in asked_forms(task["prompt"], metadata.answer_format):
+            wanted += [(index, asked.name, r) for r in rewritten(task["reference"], asked)]
+    try:
+        results = run_calls(source, [score_call(tasks[i]["instance"], r) for i, _, r in wanted])
+    except ProgramFailure as exc:
+        raise Rejected("L3", "review", f"the format run failed: {exc}") from None
+    accepted: dict[tuple[int, str], bool] = {}
+    for (index, name, _), result in zip(wanted, results, strict=True):
+        key = (index, name)  # one variant of a form ("forty-two", "forty two") is enough
+        accepted[key] = accepted.get(key, False) or (result.error is None and result.value == 1.0)
+    for (index, name), ok in accepted.items():
+        if not ok:
+            task = tasks[index]
+            raise Rejected(
+                "L3", "review", f"the reference answer in a form the prompt asks for ({name}) "
+                f"does not score 1 (seed {task['seed']}, difficulty {task['difficulty']}): the "
+                "scorer contradicts the prompt"
+            )  # fmt: skip
+    return ", ".join(sorted({name for _, name in accepted}))
 
 
 def _instances_by_level(metadata: Metadata, generated: list[CallResult]) -> dict[int, list[Any]]:
@@ -251,16 +366,17 @@ def admit(
                         "two processes, within limits")
         )  # fmt: skip
         meta = metadata
-        stage("L2", "contract", lambda: ("references 1, junk and perturbations below 1",
-                                         _l2_contract(source, meta, tasks)))  # fmt: skip
+        l2_detail = "references 1; junk, hostile, hedged and changed answers below 1"
+        stage("L2", "contract", lambda: (l2_detail, _l2_contract(source, meta, tasks)))
         samples = [Sample(t["prompt"], t["reference"]) for t in tasks]
 
         def review() -> tuple[str, dict[str, Any]]:
             why = reviewer(source, samples)
             if why is not None:
                 raise Rejected("L3", "review", why)
+            forms = _l3_forms(source, meta, tasks)
             kind = "model and rules" if settings.reviewer_url else "rules"
-            return f"passed the {kind} review", {}
+            return f"passed the {kind} review", {"forms_scoring_1": forms}
 
         stage("L3", "review", review)
         rates: dict[int, float] = {}

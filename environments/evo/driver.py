@@ -6,12 +6,38 @@ untrusted as the environment itself: the server checks every value it reads back
 """
 
 DRIVER = r"""
-import json, sys, time
+import json, signal, sys, time
 
 real_stdout = sys.stdout
 sys.stdout = sys.stderr  # the environment's own prints must not garble the reply
+# A 10,000-digit answer is a wrong answer, not a crash of int(): the CPU budget bounds the cost.
+sys.set_int_max_str_digits(0)
 request = json.loads(sys.stdin.read())
 namespace = {"__name__": "environment"}
+budget = request["cpu_s"]
+
+
+class CallTimeout(BaseException):
+    # Not an Exception: a submitted "except Exception" does not swallow it. One that catches
+    # BaseException and goes on meets the run's own CPU limit.
+    pass
+
+
+def over_budget(signum, frame):
+    raise CallTimeout(f"timeout: the call used more than {budget:g} s of CPU time")
+
+
+signal.signal(signal.SIGPROF, over_budget)
+
+
+def timed(op, args):
+    # ITIMER_PROF counts this process's CPU time, not the wall clock: a busy machine slows a
+    # call but does not make it run out. One shot, disarmed after the call.
+    signal.setitimer(signal.ITIMER_PROF, budget)
+    try:
+        return {"value": OPS[op](*args)}
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def failure(exc):
@@ -54,12 +80,13 @@ except BaseException as exc:
     reply["load"] = failure(exc)
 else:
     for op, args in request["calls"]:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
-            result = {"value": OPS[op](*args)}
+            result = timed(op, args)
         except BaseException as exc:
             result = failure(exc)
         result["seconds"] = time.perf_counter() - started
+        result["cpu_s"] = time.process_time() - cpu
         reply["results"].append(result)
 sys.stdout = real_stdout
 real_stdout.write(json.dumps(reply))

@@ -14,9 +14,28 @@ import sandbox
 from environments.evo.driver import DRIVER
 from sandbox.model import Limits, RunRecord, RunRequest
 
-CALL_LIMIT_S = 2.0
-"""The most one call (a task's generation with its reference, or one score) may take."""
-RUN_LIMITS = Limits(wall_s=20.0, memory_mb=512, processes=4, output_bytes=8 << 20, file_mb=1)
+CALL_CPU_S = 2.0
+"""The CPU time one call (a task's generation with its reference, or one score) may use. CPU
+time, not the wall clock: a call costs the same on an idle machine and on a busy one, so the
+same submission gets the same verdict on both."""
+START_CPU_S = 2.0
+"""CPU time for what a run does before its calls: the interpreter, the driver, the module."""
+CALLS_PER_RUN = 64
+"""The most calls one sandbox run makes; more are split over several runs, made concurrently."""
+WALL_PER_CPU_S = 4.0
+"""Wall-clock seconds a run may take per CPU second of its budget: room for a loaded machine.
+A run stopped by the wall clock before it used its CPU budget was slowed, not slow: that is
+infrastructure (``SandboxFailure``), never a verdict on the code."""
+MAX_WALL_S = 300.0
+BASE_LIMITS = Limits(wall_s=30.0, memory_mb=512, processes=4, output_bytes=8 << 20, file_mb=1)
+
+
+def run_limits(calls: int) -> Limits:
+    """The limits of one run of ``calls`` calls: each call's CPU budget, and a wall clock
+    several times that."""
+    cpu = START_CPU_S + CALL_CPU_S * calls
+    wall = min(MAX_WALL_S, 10.0 + WALL_PER_CPU_S * cpu)
+    return BASE_LIMITS.model_copy(update={"cpu_s": min(cpu, wall), "wall_s": wall})
 
 
 class SandboxFailure(RuntimeError):
@@ -36,12 +55,13 @@ class ProgramFailure(Exception):
 
 @dataclass(frozen=True)
 class CallResult:
-    """One call's value, or ``error`` (the exception it raised, or a value of the wrong type);
-    ``seconds`` as measured inside the run."""
+    """One call's value, or ``error`` (the exception it raised, a value of the wrong type, or
+    its CPU budget spent); ``seconds`` (wall clock) and ``cpu_s`` as measured inside the run."""
 
     value: Any = None
     error: str | None = None
     seconds: float = 0.0
+    cpu_s: float = 0.0
 
 
 Call = tuple[str, list[Any]]
@@ -57,18 +77,24 @@ def score_call(instance: Any, response: str) -> Call:
     return ("score", [instance, response])
 
 
-def _request(source: str, calls: list[Call], limits: Limits) -> RunRequest:
+def _request(source: str, calls: list[Call]) -> RunRequest:
     return RunRequest(
         source=DRIVER,
-        stdin=json.dumps({"calls": calls}),
+        stdin=json.dumps({"calls": calls, "cpu_s": CALL_CPU_S}),
         files={"environment.py": base64.b64encode(source.encode()).decode()},
-        limits=limits,
+        limits=run_limits(len(calls)),
     )
 
 
 def _results(record: RunRecord, calls: list[Call]) -> list[CallResult]:
     if record.status == "sandbox_error":
         raise SandboxFailure(record.detail or "the sandbox failed")
+    budget = run_limits(len(calls)).cpu_s or 0.0
+    if record.status == "timeout" and record.cpu_s < budget - 0.5:
+        raise SandboxFailure(
+            f"the machine is too busy: the run reached its wall-clock limit of "
+            f"{record.wall_s:.0f} s having used {record.cpu_s:.1f} s of its {budget:g} s of CPU"
+        )
     if record.status != "ok":
         tail = record.stderr.strip().splitlines()[-1:] or [f"exit code {record.exit_code}"]
         raise ProgramFailure(record.status, tail[0][:300])
@@ -86,30 +112,39 @@ def _results(record: RunRecord, calls: list[Call]) -> list[CallResult]:
             value=item.get("value"),
             error=None if item.get("error") is None else str(item["error"]),
             seconds=float(item.get("seconds", 0.0)),
+            cpu_s=float(item.get("cpu_s", 0.0)),
         )
         for item in results
     ]
 
 
-def run_calls(source: str, calls: list[Call], limits: Limits = RUN_LIMITS) -> list[CallResult]:
-    """Make ``calls`` in one sandbox run of ``source``; raises ``ProgramFailure`` when the run
-    as a whole fails, ``SandboxFailure`` when the sandbox does."""
+def _runs(requests: list[RunRequest]) -> list[RunRecord]:
     try:
-        record = sandbox.default().run(_request(source, calls, limits))
+        if len(requests) == 1:
+            return [sandbox.default().run(requests[0])]
+        return sandbox.default().run_many(requests)
     except Exception as exc:  # the sandbox's own failure (socket, overload, start-up)
         raise SandboxFailure(f"{type(exc).__name__}: {exc}") from None
-    return _results(record, calls)
+
+
+def run_calls(source: str, calls: list[Call]) -> list[CallResult]:
+    """Make ``calls`` in sandbox runs of ``source`` (``CALLS_PER_RUN`` to a run, the runs
+    concurrent), each call within ``CALL_CPU_S``; raises ``ProgramFailure`` when a run as a
+    whole fails, ``SandboxFailure`` when the sandbox does (or the machine is too busy)."""
+    chunks = [calls[i : i + CALLS_PER_RUN] for i in range(0, len(calls), CALLS_PER_RUN)]
+    records = _runs([_request(source, chunk) for chunk in chunks])
+    results: list[CallResult] = []
+    for record, chunk in zip(records, chunks, strict=True):
+        results += _results(record, chunk)
+    return results
 
 
 def run_calls_apart(
-    source: str, batches: list[list[Call]], limits: Limits = RUN_LIMITS
+    source: str, batches: list[list[Call]]
 ) -> list[list[CallResult] | ProgramFailure]:
-    """Each batch in its own run, concurrently (separate processes, typically separate workers
-    with their own hash seeds); a failed run is its ``ProgramFailure``."""
-    try:
-        records = sandbox.default().run_many([_request(source, b, limits) for b in batches])
-    except Exception as exc:  # the sandbox's own failure (socket, overload, start-up)
-        raise SandboxFailure(f"{type(exc).__name__}: {exc}") from None
+    """Each batch in one run of its own, concurrently (separate processes, typically separate
+    workers with their own hash seeds); a failed run is its ``ProgramFailure``."""
+    records = _runs([_request(source, batch) for batch in batches])
     outcomes: list[list[CallResult] | ProgramFailure] = []
     for record, batch in zip(records, batches, strict=True):
         try:

@@ -7,16 +7,19 @@ from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter, BackgroundTasks, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from environments.evo.admission import admit
 from environments.evo.calibration import Rollout
 from environments.evo.contract import MAX_SOURCE_CHARS, code_digest
-from environments.evo.served import POOL
 from environments.evo.settings import EvoSettings
 from environments.evo.store import Store, open_store
+from envserver.problems import problem_responses
 
 router = APIRouter(prefix="/v1/evo", tags=["evo"])
+# Every error each route answers, as the core routes declare theirs: a JSON body malformed
+# (400), too large (413), not JSON (415) or not the schema (422); keys (401); unknown ids (404).
+_BODY = (400, 401, 413, 415, 422)
 
 
 class RolloutItem(BaseModel):
@@ -24,8 +27,9 @@ class RolloutItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    seed: int = Field(..., ge=0, le=2**63 - 1)
-    difficulty: int
+    # Strict: JSON true is not the integer 1 (pydantic's lax mode would take it as one).
+    seed: StrictInt = Field(..., ge=0, le=2**63 - 1)
+    difficulty: StrictInt
     response: str = Field(..., max_length=100_000)
 
 
@@ -54,10 +58,9 @@ def _admit(submission: str, request: SubmissionRequest) -> None:
     store = _store()
     rollouts = [Rollout(r.seed, r.difficulty, r.response) for r in request.rollouts]
     store.record(submission, admit(request.source, store.pool(), rollouts))
-    POOL.forget()
 
 
-@router.post("/submissions", status_code=202)
+@router.post("/submissions", status_code=202, responses=problem_responses(*_BODY))
 def submit(request: SubmissionRequest, background: BackgroundTasks) -> SubmissionAccepted:
     """Record the submission and admit it in the background (L1-L5, all in the sandbox)."""
     submission = _store().submit(request.source, code_digest(request.source), request.submitter)
@@ -65,7 +68,7 @@ def submit(request: SubmissionRequest, background: BackgroundTasks) -> Submissio
     return SubmissionAccepted(id=submission, status="pending")
 
 
-@router.get("/submissions/{submission}")
+@router.get("/submissions/{submission}", responses=problem_responses(401, 404))
 def submission_status(submission: str) -> dict[str, Any]:
     """Status (pending, admitted, rejected, error), the rejecting stage and reason, the per-stage
     reports and the environment it became."""
@@ -76,7 +79,7 @@ def submission_status(submission: str) -> dict[str, Any]:
     return asdict(found)
 
 
-@router.get("/envs")
+@router.get("/envs", responses=problem_responses(401, 422))
 def admitted_envs(include_retired: bool = False) -> list[dict[str, Any]]:
     """The admitted environments (with ``include_retired``, every version ever admitted)."""
     return [env.public() for env in _store().envs(include_retired=include_retired)]
@@ -87,17 +90,16 @@ def _set_retired(name: str, retired: bool) -> dict[str, Any]:
         env = _store().set_retired(name, retired)
     except KeyError:
         raise HTTPException(404, f"no admitted environment named {name!r}") from None
-    POOL.forget()
     return env.public()
 
 
-@router.post("/envs/{name}/retire")
+@router.post("/envs/{name}/retire", responses=problem_responses(401, 404))
 def retire(name: str) -> dict[str, Any]:
     """Stop serving ``evo/<name>``: its task ids answer 410 until it is restored."""
     return _set_retired(name, True)
 
 
-@router.post("/envs/{name}/restore")
+@router.post("/envs/{name}/restore", responses=problem_responses(401, 404))
 def restore(name: str) -> dict[str, Any]:
     """Serve the newest version of ``evo/<name>`` again."""
     return _set_retired(name, False)

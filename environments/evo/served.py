@@ -1,11 +1,16 @@
 """Admitted environments served as ``evo/<name>`` through the generic single-turn adapter, their
 code running in the sandbox's warm workers; the store is the one source of truth, so every
-replica and every worker process serves the same ones."""
+replica and every worker process serves the same ones.
+
+Each lookup reads the store's generation (one primary-key read, bumped by every admission,
+retirement and restore) and re-reads the environments only when it moved: a process that
+answered ``admitted`` has committed first, so from then on every process, the server's and its
+pool workers', on every replica, serves the new environment (a cache trusted for a while let a
+pool worker answer "unknown environment" right after ``admitted``)."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
@@ -27,9 +32,6 @@ from verifiers.numbers import Options
 from verifiers.score import Score
 
 PREFIX = "evo/"
-FRESH_S = 1.0
-"""How long a process trusts what it read from the store: a retirement elsewhere reaches every
-replica within this."""
 
 
 class _DifficultyOptions(Options):
@@ -121,22 +123,20 @@ class EvoPool:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._read_at = 0.0
+        self._generation: int | None = None
         self._latest: dict[str, StoredEnv] = {}
         self._served: dict[tuple[str, int, str], Environment] = {}
 
     def _fresh(self) -> dict[str, StoredEnv]:
+        store = open_store(EvoSettings.from_environ().store_url)
+        # The generation first: what is read after it is at least that new (a change committed
+        # in between only makes the next call read again).
+        generation = store.generation()
         with self._lock:
-            if time.monotonic() - self._read_at > FRESH_S:
-                store = open_store(EvoSettings.from_environ().store_url)
-                latest = {env.name: env for env in store.envs(include_retired=True)}
-                self._latest, self._read_at = latest, time.monotonic()
+            if generation != self._generation:
+                self._latest = {env.name: env for env in store.envs(include_retired=True)}
+                self._generation = generation
             return self._latest
-
-    def forget(self) -> None:
-        """Read the store again on the next call (after this process changed it)."""
-        with self._lock:
-            self._read_at = 0.0
 
     def _served_env(self, stored: StoredEnv) -> Environment:
         key = (stored.name, stored.version, stored.digest)

@@ -9,7 +9,10 @@ the older one is retired. Every submission keeps its provenance (submitter, time
 from __future__ import annotations
 
 import json
+import logging
+import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -28,11 +31,17 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DatabaseError, IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from environments.evo.admission import Admission
 from environments.evo.novelty import PoolEntry
+from environments.evo.seeding import SUBMITTER, seed_admissions
+
+log = logging.getLogger("envserver.evo")
+RACE_TRIES = 5
+"""Attempts at a write that another process may make at the same moment (the schema, the
+seeds): the loser's transaction fails on a unique constraint or a lock, and finds it done."""
 
 
 class _Base(DeclarativeBase):
@@ -73,6 +82,15 @@ class EnvRow(_Base):
     pass_rates: Mapped[dict[str, float]] = mapped_column(JSON)
     admitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     retired: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class GenerationRow(_Base):
+    """One row whose ``value`` every change of what is served bumps (an admission, a retirement,
+    a restore, the seeds): a process re-reads the environments only when it moved."""
+
+    __tablename__ = "evo_generation"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    value: Mapped[int] = mapped_column(Integer)
 
 
 class StoreConflict(Exception):
@@ -128,7 +146,41 @@ class Store:
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
         self.engine: Engine = create_engine(url, pool_pre_ping=True)
+        self._race(self._create)
+
+    def _create(self) -> None:
+        # Several replicas (or --workers processes) open a fresh store at once: on PostgreSQL
+        # the loser of CREATE TABLE fails on a unique constraint of the catalogue, on SQLite
+        # on "already exists" or a lock; the retry finds the tables there.
         _Base.metadata.create_all(self.engine)
+        with Session(self.engine) as session, session.begin():
+            if session.get(GenerationRow, 1) is None:
+                session.add(GenerationRow(id=1, value=0))
+
+    @staticmethod
+    def _race(write: Callable[[], None]) -> None:
+        for attempt in range(RACE_TRIES):
+            try:
+                write()
+                return
+            except DatabaseError:
+                if attempt == RACE_TRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def generation(self) -> int:
+        """The store's generation: it moves whenever what is served changes."""
+        with self.engine.connect() as connection:
+            value = connection.execute(
+                select(GenerationRow.value).where(GenerationRow.id == 1)
+            ).scalar_one()
+        return int(value)
+
+    @staticmethod
+    def _bump(session: Session) -> None:
+        row = session.get(GenerationRow, 1, with_for_update=True)
+        assert row is not None  # made with the tables
+        row.value += 1
 
     def submit(self, source: str, digest: str, submitter: str) -> str:
         """Record a pending submission; its id."""
@@ -159,6 +211,7 @@ class Store:
                     row.reports = [asdict(report) for report in admission.reports]
                     if admission.outcome == "admitted" and admission.metadata is not None:
                         self._add_env(session, row, admission)
+                        self._bump(session)
                 break
             except IntegrityError:
                 continue
@@ -183,6 +236,37 @@ class Store:
             )
         )  # fmt: skip
         row.env_name, row.env_version = meta.name, version
+
+    def plant(self, admitted: list[tuple[str, Admission]], submitter: str) -> list[str]:
+        """Add each admitted ``(source, admission)`` whose name this store never served (the
+        seeds on first open; a retired seed stays retired); the names added. Processes that
+        plant at once are settled by the unique keys: the losers retry and find them there."""
+        planted: list[str] = []
+
+        def write() -> None:
+            planted.clear()
+            with Session(self.engine) as session, session.begin():
+                taken = set(session.scalars(select(EnvRow.name)).all())
+                for source, admission in admitted:
+                    meta = admission.metadata
+                    if meta is None or meta.name in taken:
+                        continue
+                    if session.get(SourceRow, admission.digest) is None:
+                        session.add(SourceRow(digest=admission.digest, text=source))
+                    row = SubmissionRow(
+                        id=uuid.uuid4().hex, digest=admission.digest, submitter=submitter,
+                        submitted_at=_now(), status="admitted", stage=None, reason="",
+                        reports=[asdict(report) for report in admission.reports],
+                    )  # fmt: skip
+                    session.add(row)
+                    session.flush()
+                    self._add_env(session, row, admission)
+                    planted.append(meta.name)
+                if planted:
+                    self._bump(session)
+
+        self._race(write)
+        return planted
 
     def submission(self, submission: str) -> Submission:
         """The submission ``submission``; raises KeyError when there is none."""
@@ -227,6 +311,7 @@ class Store:
             if row is None:
                 raise KeyError(name)
             row.retired = retired
+            self._bump(session)
         latest = self.latest(name)
         assert latest is not None
         return latest
@@ -243,5 +328,10 @@ def _stored(env: EnvRow, text: str) -> StoredEnv:
 
 @cache
 def open_store(url: str) -> Store:
-    """The process's store at ``url`` (one engine and connection pool per process)."""
-    return Store(url)
+    """The process's store at ``url`` (one engine and connection pool per process), with the
+    seeds planted where their names were never served (``seeding``)."""
+    store = Store(url)
+    planted = store.plant(seed_admissions(), SUBMITTER)
+    if planted:
+        log.info("evo: the store at %s now serves the seeds %s", url, ", ".join(planted))
+    return store
