@@ -1,0 +1,138 @@
+r"""What a math answer offers besides one value: boxes, alternatives, hedges, approximations.
+
+math-verify reads an answer generously, and some of that generosity pays a policy for hedging:
+``3 \lor 4`` parses as 4, ``4 \text{ (or } 3)`` as 3, ``3 = 4`` as 4 and ``4 \text{(or 3)}`` as 4
+(text is dropped as if it were a unit). This module finds those forms in the answer's own text,
+before math-verify normalises them away, and in the parsed answer's shape. The verifier decides
+what each finding costs, since some are legitimate for some references (``2 \text{ or } -3`` for
+a set of roots, ``x \le 4`` for an inequality).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import sympy
+from sympy.matrices import MatrixBase
+
+Marker = Literal["alternatives", "hedge", "approximation"]
+r"""``alternatives``: lists, relations and signs (``or``, ``\cup``, ``\le``, ``\in``, ``\pm``),
+which name one value only when the reference is not one (a set, a tuple, an inequality);
+``hedge``: connectives math-verify drops and tentative words (``\lor``, ``\mid``, ``maybe``,
+numbers inside ``\text{}``), legitimate only where the reference itself uses them;
+``approximation``: ``\approx`` and its words."""
+
+
+def _words(*words: str) -> str:
+    # A word on its own, in \text{} or bare: not part of a longer word or a command name.
+    return r"(?<![A-Za-z\\])(?:" + "|".join(words) + r")(?![A-Za-z])"
+
+
+def _commands(*names: str) -> str:
+    return r"\\(?:" + "|".join(names) + r")(?![A-Za-z])"
+
+
+_ALTERNATIVES = (
+    _words("or", "and", "either", "nor"),
+    _commands("cup", "cap", "setminus", "pm", "mp"),
+    _commands("neq?", "leq?", "geq?", "leqq", "geqq", "leqslant", "geqslant", "lt", "gt"),
+    _commands("in", "notin", "ni", "subset", "subseteq", "supset", "supseteq", "not"),
+    # less/greater (or equal), not equal, plus-minus, minus-plus, element of, union
+    "[<>\u2264\u2265\u2260\u00b1\u2213\u2208\u222a]",
+)
+_HEDGES = (
+    _commands("lor", "vee", "land", "wedge", "lnot", "neg", "mid", "parallel"),
+    "[\u2228\u2227\u00ac]",  # logical or, and, not
+    _words("maybe", "perhaps", "possibly", "probably", "otherwise", "alternatively", "else"),
+    _words("unless", "if", "except", "also", "not", "depending", "guess"),
+    # A number in text: math-verify drops \text{} as a unit, so "(or 3)" would vanish.
+    r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{[^{}]*\d",
+)
+_APPROXIMATIONS = (
+    _commands("approx", "thickapprox", "sim", "simeq", "thicksim", "doteq", "cong"),
+    "\u2248",  # ≈; not "~", which is a space in LaTeX
+    _words("approx", "approximately", "about", "around", "roughly", "nearly", "almost", "circa"),
+)
+_MARKERS: dict[Marker, re.Pattern[str]] = {
+    "alternatives": re.compile("|".join(_ALTERNATIVES), re.IGNORECASE),
+    "hedge": re.compile("|".join(_HEDGES), re.IGNORECASE),
+    "approximation": re.compile("|".join(_APPROXIMATIONS), re.IGNORECASE),
+}
+
+
+def markers(text: str) -> dict[Marker, str]:
+    """Each kind of marker found in ``text``, with the first piece of text that shows it."""
+    found: dict[Marker, str] = {}
+    for kind, pattern in _MARKERS.items():
+        match = pattern.search(text)
+        if match is not None:
+            found[kind] = match.group(0)
+    return found
+
+
+_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+
+
+def boxed_answers(text: str) -> list[str]:
+    r"""The contents of every ``\boxed{...}`` (or ``\fbox{...}``) in ``text`` with balanced
+    braces, in order, skipping empty ones (an echo of "put your answer within \boxed{}"). A box
+    inside another is part of the outer one's content."""
+    answers: list[str] = []
+    position = 0
+    while (match := _BOX.search(text, position)) is not None:
+        depth = 1
+        index = match.end()
+        while index < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            index += 1
+        if depth:  # never closed: no answer, and no later box can close either
+            break
+        content = text[match.end() : index - 1]
+        if content.strip():
+            answers.append(content)
+        position = index
+    return answers
+
+
+def answer_sentence(response: str, extracted: str) -> str | None:
+    """The rest of the sentence that holds an unboxed answer, from where math-verify's
+    extracted text last appears in ``response`` to the end of that sentence or line; None when
+    the extracted text, normalised by math-verify, does not appear as it is."""
+    start = response.rfind(extracted) if extracted else -1
+    if start < 0:
+        return None
+    end = re.search(r"\n|\.(?:\s|$)", response[start + len(extracted) :])
+    stop = len(response) if end is None else start + len(extracted) + end.start()
+    return response[start:stop]
+
+
+def is_single_value(answer: Any) -> bool:
+    """Whether a parsed answer names one value: an expression, ``x = value`` or a set of one
+    value; not a set of several, an interval, a tuple, an inequality, ``3 = 4`` or a chain."""
+    if isinstance(answer, sympy.FiniteSet):
+        return len(answer) == 1 and is_single_value(next(iter(answer)))
+    if isinstance(answer, sympy.Eq):
+        # "x = 4" names 4; "3 = 4" names two numbers, and math-verify would read it as 4.
+        return not answer.lhs.is_number and is_single_value(answer.rhs)
+    return isinstance(answer, sympy.Expr) and not isinstance(answer, MatrixBase)
+
+
+_DECIMAL = re.compile(r"\d?\.\d")
+
+
+def written_as_decimal(reference: Any) -> bool:
+    """Whether a reference is a decimal (``0.5``, ``3.14``): one that already stands for a
+    rounded value, so an answer may round it too."""
+    return isinstance(reference, float) or bool(_DECIMAL.search(str(reference)))
+
+
+def exact_decimals(answer: Any) -> Any:
+    """``answer`` with each float read as the exact decimal it was written as (0.142857 as
+    142857/1000000), or None when it holds no float."""
+    if not isinstance(answer, sympy.Basic):
+        return None
+    floats = answer.atoms(sympy.Float)
+    if not floats:
+        return None
+    return answer.xreplace({f: sympy.Rational(str(f)) for f in floats})
