@@ -95,16 +95,23 @@ def boxed_answers(text: str) -> list[str]:
     return answers
 
 
+_CLAUSE_START = re.compile(r"[\n,;:]|\.\s")
+_CLAUSE_LOOKBACK = 40  # characters: "the answer is approximately " fits, a whole paragraph not
+
+
 def answer_sentence(response: str, extracted: str) -> str | None:
-    """The rest of the sentence that holds an unboxed answer, from where math-verify's
-    extracted text last appears in ``response`` to the end of that sentence or line; None when
-    the extracted text, normalised by math-verify, does not appear as it is."""
+    """The clause that holds an unboxed answer: from the start of its clause (a sentence, or
+    after a comma or colon, at most 40 characters back) to the end of its sentence or line,
+    around where math-verify's extracted text last appears in ``response``. None when the
+    extracted text, normalised by math-verify, does not appear as it is."""
     start = response.rfind(extracted) if extracted else -1
     if start < 0:
         return None
-    end = re.search(r"\n|\.(?:\s|$)", response[start + len(extracted) :])
-    stop = len(response) if end is None else start + len(extracted) + end.start()
-    return response[start:stop]
+    before = response[max(0, start - _CLAUSE_LOOKBACK) : start]
+    clause = _CLAUSE_START.split(before)[-1]
+    after = response[start + len(extracted) :]
+    end = re.search(r"\n|\.(?:\s|$)", after)
+    return clause + extracted + (after if end is None else after[: end.start()])
 
 
 def is_single_value(answer: Any) -> bool:
