@@ -43,6 +43,19 @@ HEDGES = [
     "The answer is ANSWER, or maybe OTHER",
     "The answer is $ANSWER$ (or possibly $OTHER$).",
     "So x = OTHER or x = ANSWER",
+    # LaTeX that does not parse as a whole: math-verify read the box's last number instead.
+    "\\boxed{OTHER \\\\ ANSWER}",
+    "\\boxed{\\begin{cases} OTHER \\\\ ANSWER \\end{cases}}",
+    "\\boxed{OTHER | ANSWER}",
+    "\\boxed{OTHER \\to ANSWER}",
+    "\\boxed{OTHER \\Rightarrow ANSWER}",
+    "\\boxed{OTHER \\star ANSWER}",
+    "\\boxed{OTHER \\oplus ANSWER}",
+    "\\boxed{OTHER ~ ANSWER}",
+    "\\boxed{x = OTHER \\text{ (but } x = ANSWER)}",
+    # A candidate a reader does not see, or a number's subscript: read as the visible number.
+    "\\boxed{\\color{white}{OTHER} ANSWER}",
+    "\\boxed{ANSWER_{OTHER}}",
 ]
 
 # Hedges that scored 0 before too, because math-verify reads them as a set; kept at 0.
@@ -161,7 +174,7 @@ def test_equivalent_forms_still_score_one(response: str, reference: str) -> None
         ("\\boxed{0.7071068}", "\\frac{\\sqrt{2}}{2}"),
         ("\\boxed{3.141593}", "\\pi"),
         ("\\boxed{\\approx 4}", "4"),
-        ("\\boxed{\\sqrt{2} \\approx 1.414}", "\\sqrt{2}"),
+        ("\\boxed{\\sqrt{2} \\approx 1.414214}", "\\sqrt{2}"),
         ("The answer is approximately 4.", "4"),
     ],
 )

@@ -15,6 +15,8 @@ An answer names one value, or it scores 0 (``verifiers/math_hedges.py`` finds th
 - Every boxed answer counts, and each must be equivalent to the reference on its own: a policy
   that boxes 3 and then 4 offered two answers. (math-verify itself reads several boxes
   inconsistently: as a set when they are close, as the last one when they are apart.)
+- A box is read as LaTeX whole or not at all: where it does not parse (``3 \\star 4``,
+  ``3 \\\\ 4``), math-verify's fallback reads its last number, so such a box is ``invalid``.
 - Against a reference that is one value, an answer that lists, relates or signs values
   (``3 \\text{ or } 4``, ``x \\ge 4``, ``\\pm 4``, ``x \\in \\{3, 4\\}``) is not that value; against
   a set, tuple or inequality those are how the answer is written, and math-verify compares it.
@@ -43,6 +45,7 @@ from verifiers.base import Verifier
 from verifiers.math_hedges import (
     Marker,
     answer_sentence,
+    approximated_value,
     boxed_answers,
     exact_decimals,
     is_single_value,
@@ -57,6 +60,9 @@ _COMPARE_TIMEOUT_S = 3
 
 # A boxed answer wins over "the answer is ..." and over the last expression in the text.
 _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
+# A box is read as LaTeX, whole, or not at all: where its LaTeX does not parse ("3 \\star 4",
+# "3 \\lor 4", "3 \\\\ 4"), math-verify's plain-expression fallback reads its last number instead.
+_BOX_TARGETS = (LatexExtractionConfig(boxed_match_priority=0),)
 _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
 
 
@@ -209,16 +215,21 @@ def _hedged(text: str, reference: _Reference, options: MathOptions) -> Score | N
     return None
 
 
-def _answer(text: str) -> list[Any] | Score:
+def _answer(text: str, boxed: bool) -> list[Any] | Score:
+    targets = _BOX_TARGETS if boxed else _RESPONSE_TARGETS
     try:
         predicted: list[Any] = parse(
-            text, _RESPONSE_TARGETS, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
+            text, targets, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
         )
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
         predicted = []
-    return predicted or Score.invalid("no final answer found")
+    if not predicted:
+        return Score.invalid(
+            "the boxed answer is not readable LaTeX" if boxed else "no final answer found"
+        )
+    return predicted
 
 
 def _final_value_check(predicted: list[Any], reference: _Reference, options: MathOptions) -> Score:
@@ -305,7 +316,9 @@ def _check_answer(
     screened = None if own_text is None else _screen(own_text, reference, options)
     if screened is not None:
         return screened
-    predicted = _answer(text)
+    if own_text is not None and options.accept_decimal_approximations:
+        text = f"\\boxed{{{approximated_value(own_text)}}}"  # "\\approx 4" gives 4
+    predicted = _answer(text, boxed=own_text is not None)
     if isinstance(predicted, Score):
         return predicted
     if own_text is None and isinstance(predicted[-1], str):

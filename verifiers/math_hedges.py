@@ -45,7 +45,8 @@ _HEDGES = (
     _commands("lor", "vee", "land", "wedge", "lnot", "neg", "mid", "parallel"),
     "[\u2228\u2227\u00ac]",  # logical or, and, not
     _words("maybe", "perhaps", "possibly", "probably", "otherwise", "alternatively", "else"),
-    _words("unless", "if", "except", "also", "not", "depending", "guess"),
+    _words("unless", "if", "except", "also", "not", "depending", "guess", "but", "vs", "versus"),
+    r"(?<![A-Za-z\\])\d+\s*_",  # a subscript on a number: "3_{4}" is read as 3
     # A number in text: math-verify drops \text{} as a unit, so "(or 3)" would vanish.
     r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{[^{}]*\d",
 )
@@ -69,6 +70,23 @@ def markers(text: str) -> dict[Marker, str]:
         if match is not None:
             found[kind] = match.group(0)
     return found
+
+
+def approximated_value(text: str) -> str:
+    """What an answer marked as an approximation gives as its value: the text after its last
+    approximation sign or word (``x \\approx 4``, ``\\text{about } 4``: ``4``); ``text`` itself
+    when it holds none."""
+    last = None
+    for last in _MARKERS["approximation"].finditer(text):  # noqa: B007 - the last one is wanted
+        pass
+    if last is None:
+        return text
+    rest = text[last.end() :]
+    # A word inside \text{...}: the value starts after that group closes.
+    opened = text.rfind("{", 0, last.start())
+    if opened >= 0 and "}" not in text[opened : last.start()] and "}" in rest:
+        rest = rest[rest.index("}") + 1 :]
+    return rest
 
 
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
