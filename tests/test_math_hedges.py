@@ -138,6 +138,16 @@ def test_hedge_scores_zero_by_task_id(template: str) -> None:
         ("\\boxed{4\\text{ cm}}", "4"),
         ("\\boxed{4\\text{ cm}^2}", "4"),
         ("\\boxed{1,000}", "1000"),
+        ("\\boxed{12{,}000}", "12000"),
+        ("\\boxed{\\text{4}}", "4"),
+        ("\\boxed{\\textbf{4}}", "4"),
+        ("\\boxed{\\mathbf{4}}", "4"),
+        ("\\boxed{\\$4}", "4"),
+        ("\\boxed{4^\\circ}", "4"),
+        ("\\boxed{4 \\mathrm{~cm}}", "4"),
+        ("\\boxed{\\tfrac{1}{2}}", "0.5"),
+        ("\\boxed{f(x) = x^2}", "x^2"),
+        ("\\boxed{\\text{Monday}}", "\\text{Monday}"),
         ("\\boxed{\\{4\\}}", "4"),
         ("\\boxed{4, 4}", "4"),
         ("So $\\boxed{4}$. Checking: yes, $\\boxed{4}$.", "4"),
@@ -154,6 +164,9 @@ def test_hedge_scores_zero_by_task_id(template: str) -> None:
         ("\\boxed{2 \\text{ and } -3}", "\\left\\{-3, 2\\right\\}"),
         ("\\boxed{x \\leq 4}", "x \\le 4"),
         ("\\boxed{(-\\infty, 4]}", "x \\le 4"),
+        ("\\boxed{x \\in [3, \\infty)}", "[3, \\infty)"),
+        ("\\boxed{(-\\infty, 2) \\cup (3, \\infty)}", "(-\\infty, 2) \\cup (3, \\infty)"),
+        ("\\boxed{4\\text{ and }5}", "\\{4, 5\\}"),
         # A decimal reference accepts its exact value and what rounds to it.
         ("\\boxed{\\frac{1}{2}}", "0.5"),
         ("\\boxed{1/3}", "0.333333"),
@@ -225,6 +238,8 @@ def test_markers_ignore_commands_and_longer_words() -> None:
     for text in ["(-\\infty, 4]", "\\left(1\\right)", "3 \\pmod{5}", "\\middle|", "\\text{order}"]:
         assert markers(text) == {}, text
     assert markers("4 \\text{ (or } 3)") == {"alternatives": "or"}
+    assert markers("4 \\text{(3)}") == {"hedge": "\\text{(3)}"}
+    assert markers("\\text{4}") == markers("4 \\text{ cm}^2") == {}
     assert set(markers("3 \\lor 4 \\approx 5")) == {"hedge", "approximation"}
 
 

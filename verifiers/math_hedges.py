@@ -47,8 +47,6 @@ _HEDGES = (
     _words("maybe", "perhaps", "possibly", "probably", "otherwise", "alternatively", "else"),
     _words("unless", "if", "except", "also", "not", "depending", "guess", "but", "vs", "versus"),
     r"(?<![A-Za-z\\])\d+\s*_",  # a subscript on a number: "3_{4}" is read as 3
-    # A number in text: math-verify drops \text{} as a unit, so "(or 3)" would vanish.
-    r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{[^{}]*\d",
 )
 _APPROXIMATIONS = (
     _commands("approx", "thickapprox", "sim", "simeq", "thicksim", "doteq", "cong"),
@@ -62,6 +60,11 @@ _MARKERS: dict[Marker, re.Pattern[str]] = {
 }
 
 
+_TEXT_GROUP = re.compile(
+    r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{[^{}]*\}"
+)
+
+
 def markers(text: str) -> dict[Marker, str]:
     """Each kind of marker found in ``text``, with the first piece of text that shows it."""
     found: dict[Marker, str] = {}
@@ -69,6 +72,13 @@ def markers(text: str) -> dict[Marker, str]:
         match = pattern.search(text)
         if match is not None:
             found[kind] = match.group(0)
+    # A number in text beside a number outside it ("4 \text{(or 3)}"): math-verify drops text
+    # like a unit, so the second number would vanish. A number that is all text ("\text{4}")
+    # is the answer itself.
+    if "hedge" not in found and re.search(r"\d", _TEXT_GROUP.sub(" ", text)):
+        numbered = next((m for m in _TEXT_GROUP.finditer(text) if re.search(r"\d", m[0])), None)
+        if numbered is not None:
+            found["hedge"] = numbered.group(0)
     return found
 
 
