@@ -233,6 +233,14 @@ def test_slow_arithmetic_is_invalid_at_once() -> None:
         assert "not a final value" in score.detail
 
 
+def test_many_boxes_are_invalid_at_once() -> None:
+    # Thousands of equivalent boxes would each be parsed: a timeout (masked), not a 0.
+    response = " ".join(f"\\boxed{{4.{'0' * n}}}" for n in range(1, 2000))
+    score = VERIFIER(response, "4")
+    assert (score.status, score.reward) == ("invalid", 0.0), score
+    assert VERIFIER(" ".join(f"\\boxed{{4.{'0' * n}}}" for n in range(1, 8)), "4").reward == 1.0
+
+
 def test_markers_ignore_commands_and_longer_words() -> None:
     # \infty is not \in, \left not \le, \pmod not \pm, \middle not \mid; "order" is not "or".
     for text in ["(-\\infty, 4]", "\\left(1\\right)", "3 \\pmod{5}", "\\middle|", "\\text{order}"]:

@@ -64,6 +64,9 @@ _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtracti
 # "3 \\lor 4", "3 \\\\ 4"), math-verify's plain-expression fallback reads its last number instead.
 _BOX_TARGETS = (LatexExtractionConfig(boxed_match_priority=0),)
 _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
+# Each different box is parsed on its own; a response of thousands of them would only spend the
+# item's time limit (a timeout, which trainers mask), never earn more.
+_MAX_BOXES = 8
 
 
 class MathOptions(BaseModel):
@@ -330,6 +333,24 @@ def _check_answer(
     return _compare(gold, predicted, reference, options)
 
 
+def _check_boxes(
+    boxes: list[str], gold: tuple[Any, ...], reference: _Reference, options: MathOptions
+) -> Score:
+    """Every box must be right on its own: a wrong box decides, whatever the others say; else
+    an unreadable box makes the response invalid, and a timeout leaves it unscored."""
+    scores = []
+    for box in boxes:
+        score = _check_answer(f"\\boxed{{{box}}}", box, gold, reference, options)
+        if score.status == "ok" and score.reward == 0.0:
+            if len(boxes) > 1:
+                return replace(score, detail=f"{score.detail} (every boxed answer must be right)")
+            return score
+        scores.append(score)
+    return next((s for s in scores if s.status == "invalid"), None) or next(
+        (s for s in scores if s.status != "ok"), scores[0]
+    )
+
+
 def check_math(response: str, reference: Any, options: MathOptions) -> Score:
     """1 if the response's final answer is equivalent to ``reference``, else 0.
 
@@ -343,21 +364,13 @@ def check_math(response: str, reference: Any, options: MathOptions) -> Score:
         return gold
     facts = _reference_facts(str(reference))
     boxes = list(dict.fromkeys(boxed_answers(response)))  # a repeated box is one answer
-    if not boxes:
-        if options.extraction == "boxed":
-            return Score.invalid("no \\boxed{} answer found")
-        return _check_answer(response, None, gold, facts, options)
-    scores = []
-    for box in boxes:
-        score = _check_answer(f"\\boxed{{{box}}}", box, gold, facts, options)
-        if score.status == "ok" and score.reward == 0.0:
-            if len(boxes) > 1:  # a wrong box decides, whatever the others say
-                return replace(score, detail=f"{score.detail} (every boxed answer must be right)")
-            return score
-        scores.append(score)
-    return next((s for s in scores if s.status == "invalid"), None) or next(
-        (s for s in scores if s.status != "ok"), scores[0]
-    )
+    if len(boxes) > _MAX_BOXES:
+        return Score.invalid(f"more than {_MAX_BOXES} different boxed answers")
+    if boxes:
+        return _check_boxes(boxes, gold, facts, options)
+    if options.extraction == "boxed":
+        return Score.invalid("no \\boxed{} answer found")
+    return _check_answer(response, None, gold, facts, options)
 
 
 VERIFIER = Verifier(
