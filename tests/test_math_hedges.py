@@ -56,6 +56,11 @@ HEDGES = [
     # A candidate a reader does not see, or a number's subscript: read as the visible number.
     "\\boxed{\\color{white}{OTHER} ANSWER}",
     "\\boxed{ANSWER_{OTHER}}",
+    # Forms math-verify shortens to their last part: an inner box, a chain naming x twice.
+    "\\boxed{\\boxed{ANSWER} OTHER}",
+    "\\boxed{x=OTHER \\\\ x=ANSWER}",
+    "\\boxed{x=OTHER \\; x=ANSWER}",
+    "\\boxed{x=OTHER \\quad x=ANSWER}",
 ]
 
 # Hedges that scored 0 before too, because math-verify reads them as a set; kept at 0.
@@ -154,6 +159,12 @@ def test_hedge_scores_zero_by_task_id(template: str) -> None:
         ("\\boxed{\\frac{1}{2}} = \\boxed{0.5}", "\\frac{1}{2}"),
         ("\\boxed{374.5}", "\\frac{749}{2}"),
         ("\\boxed{x = -1.375}", "- \\frac{11}{8}"),
+        ("\\boxed{x = 4 = 4}", "4"),
+        ("\\boxed{x = \\frac{8}{2} = 4}", "4"),
+        (
+            "\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}}",
+            "\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}",
+        ),
         # Sets, tuples and relations keep their lists, signs and relations.
         ("\\boxed{2, 1}", "\\{1, 2\\}"),
         ("\\boxed{\\{1,2\\}}", "\\{1, 2\\}"),

@@ -47,6 +47,8 @@ _HEDGES = (
     _words("maybe", "perhaps", "possibly", "probably", "otherwise", "alternatively", "else"),
     _words("unless", "if", "except", "also", "not", "depending", "guess", "but", "vs", "versus"),
     r"(?<![A-Za-z\\])\d+\s*_",  # a subscript on a number: "3_{4}" is read as 3
+    r"\\\\",  # a line break: two lines are two answers (a matrix reference allows it)
+    r"\\(?:boxed|fbox)(?![A-Za-z])",  # a box inside a box: math-verify reads the inner one
 )
 _APPROXIMATIONS = (
     _commands("approx", "thickapprox", "sim", "simeq", "thicksim", "doteq", "cong"),
@@ -60,6 +62,9 @@ _MARKERS: dict[Marker, re.Pattern[str]] = {
 }
 
 
+_LIST_WORDS = re.compile(_words("or", "and"), re.IGNORECASE)
+_EQUALS = re.compile(r"(?<![<>!\\])=")
+_COMMAND = re.compile(r"\\[A-Za-z]+")
 _TEXT_GROUP = re.compile(
     r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{[^{}]*\}"
 )
@@ -72,6 +77,14 @@ def markers(text: str) -> dict[Marker, str]:
         match = pattern.search(text)
         if match is not None:
             found[kind] = match.group(0)
+    # An equation chain that names a variable again ("x = 3 \; x = 4"): math-verify keeps only
+    # the part after the last "=". Working such as "x = 2 + 2 = 4" names none in between.
+    # Like math-verify, a list ("x = 2, y = 5", "x = 2 or x = -3") is not a chain.
+    parts = _EQUALS.split(_COMMAND.sub(" ", text))
+    listed = re.search(r"(?<!\\)[,;]", text) or _LIST_WORDS.search(text)  # "\;" is a space
+    chained = any(re.search(r"[A-Za-z]", part) for part in parts[1:-1])
+    if "hedge" not in found and chained and not listed:
+        found["hedge"] = "="
     # A number in text beside a number outside it ("4 \text{(or 3)}"): math-verify drops text
     # like a unit, so the second number would vanish. A number that is all text ("\text{4}")
     # is the answer itself.
@@ -150,6 +163,10 @@ def is_single_value(answer: Any) -> bool:
     if isinstance(answer, sympy.Eq):
         # "x = 4" names 4; "3 = 4" names two numbers, and math-verify would read it as 4.
         return not answer.lhs.is_number and is_single_value(answer.rhs)
+    if isinstance(answer, sympy.And) and all(isinstance(a, sympy.Eq) for a in answer.args):
+        # A chain "x = 8/2 = 4" names one value when all its numbers are that value.
+        numbers = {side for a in answer.args for side in a.args if side.is_number}
+        return len(numbers) == 1
     return isinstance(answer, sympy.Expr) and not isinstance(answer, MatrixBase)
 
 
