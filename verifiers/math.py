@@ -108,7 +108,7 @@ _EAGER_ARITHMETIC = re.compile(r"\\[dt]?binom|\\choose|[0-9)]\s*!(?!=)")
 # once instead of a timeout, which trainers mask (a policy could use one to dodge a 0).
 _SLOW_ARITHMETIC = re.compile(
     r"\\[dt]?binom|\\choose|[0-9)}]\s*!(?!=)|\\(?:prod|sum)(?![A-Za-z])"
-    r"|(?<![A-Za-z\\])\d+\s*\^\s*\{?\s*(?:\d{4,}|\d+\s*\^)"
+    r"|(?<![A-Za-z\\\d])\d+\s*\^\s*\{?\s*(?:\d{4,}|\d+\s*\^)"  # from a run's first digit
 )
 
 

@@ -19,8 +19,9 @@ from sympy.matrices import MatrixBase
 Marker = Literal["alternatives", "hedge", "approximation"]
 r"""``alternatives``: lists, relations and signs (``or``, ``\cup``, ``\le``, ``\in``, ``\pm``),
 which name one value only when the reference is not one (a set, a tuple, an inequality);
-``hedge``: connectives math-verify drops and tentative words (``\lor``, ``\mid``, ``maybe``,
-numbers inside ``\text{}``), legitimate only where the reference itself uses them;
+``hedge``: what math-verify drops or cuts (``\lor``, ``\mid``, ``maybe``, a number in ``\text{}``
+beside another, a line break, a box in a box, a chain naming a variable twice), legitimate only
+where the reference itself uses it;
 ``approximation``: ``\approx`` and its words."""
 
 
@@ -46,7 +47,9 @@ _HEDGES = (
     "[\u2228\u2227\u00ac]",  # logical or, and, not
     _words("maybe", "perhaps", "possibly", "probably", "otherwise", "alternatively", "else"),
     _words("unless", "if", "except", "also", "not", "depending", "guess", "but", "vs", "versus"),
-    r"(?<![A-Za-z\\])\d+\s*_",  # a subscript on a number: "3_{4}" is read as 3
+    # A subscript on a number: "3_{4}" is read as 3. (A match starts at a run's first digit
+    # only, or a long run of digits would be re-scanned from each of them.)
+    r"(?<![A-Za-z\\\d])\d+\s*_",
     r"\\\\",  # a line break: two lines are two answers (a matrix reference allows it)
     r"\\(?:boxed|fbox)(?![A-Za-z])",  # a box inside a box: math-verify reads the inner one
 )
@@ -157,7 +160,8 @@ def answer_sentence(response: str, extracted: str) -> str | None:
 
 def is_single_value(answer: Any) -> bool:
     """Whether a parsed answer names one value: an expression, ``x = value`` or a set of one
-    value; not a set of several, an interval, a tuple, an inequality, ``3 = 4`` or a chain."""
+    value, or a chain of one value (``x = 8/2 = 4``); not a set of several, an interval, a tuple,
+    an inequality, ``3 = 4`` or ``x = 3 = 4``."""
     if isinstance(answer, sympy.FiniteSet):
         return len(answer) == 1 and is_single_value(next(iter(answer)))
     if isinstance(answer, sympy.Eq):
