@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import sympy
@@ -26,7 +26,8 @@ from environments.math.family import MathTaskOptions, MathTasks, draw_problem
 from environments.math.kinds import KINDS, Difficulty
 from environments.single_turn import Task
 from environments.task_id import TaskId
-from verifiers.math import VERIFIER, MathOptions, last_boxed
+from verifiers.math import VERIFIER, MathOptions
+from verifiers.math_hedges import boxed_answers
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
@@ -503,15 +504,33 @@ def test_verifier_boxed_only_option() -> None:
     assert VERIFIER("The answer is 1/2.", "\\frac{1}{2}").reward == 1.0
     unboxed = VERIFIER("The answer is 1/2.", "\\frac{1}{2}", boxed_only)
     assert (unboxed.status, unboxed.reward) == ("invalid", 0.0)
-    # The last box is the answer; an earlier one does not count.
-    assert VERIFIER("\\boxed{3}, no: \\boxed{1/2}", "\\frac{1}{2}", boxed_only).reward == 1.0
-    assert VERIFIER("\\boxed{1/2}, no: \\boxed{3}", "\\frac{1}{2}", boxed_only).reward == 0.0
+    assert VERIFIER("so \\boxed{\\frac{1}{2}}", "\\frac{1}{2}", boxed_only).reward == 1.0
 
 
-def test_last_boxed_keeps_nested_braces() -> None:
-    assert last_boxed("a \\boxed{1} b \\boxed{\\frac{1}{2}} c") == "\\boxed{\\frac{1}{2}}"
-    assert last_boxed("\\boxed{\\frac{1}{2}") is None
-    assert last_boxed("no box") is None
+@pytest.mark.parametrize("extraction", ["auto", "boxed"])
+def test_every_boxed_answer_must_be_right(extraction: Literal["auto", "boxed"]) -> None:
+    options = MathOptions(extraction=extraction)
+    # Old code, boxed: the last box counted; auto: math-verify read close boxes as a set and
+    # distant ones as the last, so "\\boxed{3} ... \\boxed{1/2}" scored 1.
+    for response in [
+        "\\boxed{3}, no: \\boxed{1/2}",
+        "\\boxed{1/2}, no: \\boxed{3}",
+        "First $\\boxed{3}$. Some more working with 7 and 8. Finally $\\boxed{\\frac{1}{2}}$.",
+    ]:
+        score = VERIFIER(response, "\\frac{1}{2}", options)
+        assert (score.status, score.reward) == ("ok", 0.0), (response, score)
+    # The same answer boxed twice, in any form, is one answer.
+    for response in ["\\boxed{1/2} so \\boxed{1/2}", "\\boxed{\\frac{1}{2}} = \\boxed{0.5}"]:
+        assert VERIFIER(response, "\\frac{1}{2}", options).reward == 1.0, response
+    # An empty box (an echo of the instruction) is no answer.
+    assert VERIFIER("I put it in \\boxed{}: \\boxed{1/2}", "\\frac{1}{2}", options).reward == 1.0
+
+
+def test_boxed_answers_keep_nested_braces() -> None:
+    text = "a \\boxed{1} b \\boxed{\\frac{1}{2}} \\fbox{3} \\boxed{} \\boxed{x \\text{\\boxed{4}}}"
+    assert boxed_answers(text) == ["1", "\\frac{1}{2}", "3", "x \\text{\\boxed{4}}"]
+    assert boxed_answers("\\boxed{2} \\boxed{\\frac{1}{2}") == ["2"]
+    assert boxed_answers("no box") == []
 
 
 @pytest.mark.parametrize("reference", ["\\frac{1}{", "", "\\left(", "x +", "\\sqrt"])

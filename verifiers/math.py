@@ -9,11 +9,29 @@ math-verify also evaluates what it parses, so restating a problem ("\\boxed{3 + 
 "\\binom{10}{3}", "\\int_0^2 x\\,dx") would be "equivalent" to its answer. Unless the reference
 itself is written that way, an answer that still holds arithmetic on plain numbers is not a
 final answer here: it is ``invalid``.
+
+An answer names one value, or it scores 0 (``verifiers/math_hedges.py`` finds the forms):
+
+- Every boxed answer counts, and each must be equivalent to the reference on its own: a policy
+  that boxes 3 and then 4 offered two answers. (math-verify itself reads several boxes
+  inconsistently: as a set when they are close, as the last one when they are apart.)
+- A box is read as LaTeX whole or not at all: where it does not parse (``3 \\star 4``,
+  ``3 \\\\ 4``), math-verify's fallback reads its last number, so such a box is ``invalid``.
+- Against a reference that is one value, an answer that lists, relates or signs values
+  (``3 \\text{ or } 4``, ``x \\ge 4``, ``\\pm 4``, ``x \\in \\{3, 4\\}``) is not that value; against
+  a set, tuple or inequality those are how the answer is written, and math-verify compares it.
+- Connectives and tentative words (``3 \\lor 4``, ``4 \\text{ (or 3)}``) score 0 unless the
+  reference uses them too: math-verify drops them, and would read what is left as the answer.
+- An approximation (``\\approx``, or a decimal that is not exactly an exact reference: 0.142857
+  for 1/7) scores 0 unless ``accept_decimal_approximations`` is set. A decimal exactly equal to
+  the reference (0.5 for 1/2) is not an approximation; a decimal reference (``0.5``) accepts
+  what rounds to it, as math-verify does.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import product
 from typing import Any, Literal
@@ -24,6 +42,16 @@ from math_verify.errors import TimeoutException
 from pydantic import Field
 
 from verifiers.base import Verifier
+from verifiers.math_hedges import (
+    Marker,
+    answer_sentence,
+    approximated_value,
+    boxed_answers,
+    exact_decimals,
+    is_single_value,
+    markers,
+    written_as_decimal,
+)
 from verifiers.numbers import Options
 from verifiers.score import Score
 
@@ -33,7 +61,13 @@ _COMPARE_TIMEOUT_S = 3
 
 # A boxed answer wins over "the answer is ..." and over the last expression in the text.
 _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
+# A box is read as LaTeX, whole, or not at all: where its LaTeX does not parse ("3 \\star 4",
+# "3 \\lor 4", "3 \\\\ 4"), math-verify's plain-expression fallback reads its last number instead.
+_BOX_TARGETS = (LatexExtractionConfig(boxed_match_priority=0),)
 _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
+# Each different box is parsed on its own; a response of thousands of them would only spend the
+# item's time limit (a timeout, which trainers mask), never earn more.
+_MAX_BOXES = 8
 
 
 class MathOptions(Options):
@@ -41,20 +75,40 @@ class MathOptions(Options):
 
     extraction: Literal["auto", "boxed"] = Field(
         "auto",
-        description="'auto': the last \\boxed{} answer, else a stated final answer, else the last "
-        "expression; 'boxed': only the last \\boxed{} answer counts.",
+        description="'auto': the \\boxed{} answers, else a stated final answer, else the last "
+        "expression; 'boxed': only \\boxed{} answers count. Either way every boxed answer must "
+        "be equivalent to the reference.",
     )
-    float_rounding: int = Field(6, ge=0, le=12, description="Decimal places floats are rounded to.")
+    float_rounding: int = Field(
+        6,
+        ge=0,
+        le=12,
+        description="Decimal places floats are rounded to where approximations are accepted.",
+    )
     allow_unevaluated: bool = Field(
         False,
         description="Accept answers that still contain arithmetic on plain numbers "
         "(3 + 4 \\cdot 5, 2^{10}, \\binom{10}{3}, 10!) when the reference is a plain value. Off by "
         "default: such an answer restates the problem instead of solving it.",
     )
+    accept_decimal_approximations: bool = Field(
+        False,
+        description="Accept a rounded decimal (0.142857 for 1/7, 1.414214 for \\sqrt{2}) or an "
+        "answer marked \\approx for an exact reference. Off by default: an exact reference asks "
+        "for the exact value. A decimal exactly equal to the reference (0.5 for 1/2) is always "
+        "accepted, and a decimal reference (0.5) accepts what rounds to it either way.",
+    )
 
 
 # Commands that math-verify evaluates while parsing, so only the text still shows them.
 _EAGER_ARITHMETIC = re.compile(r"\\[dt]?binom|\\choose|[0-9)]\s*!(?!=)")
+# Arithmetic whose evaluation alone can take math-verify's whole time limit (towers, huge powers,
+# factorials, products): read before parsing, so that restating a problem this way is invalid at
+# once instead of a timeout, which trainers mask (a policy could use one to dodge a 0).
+_SLOW_ARITHMETIC = re.compile(
+    r"\\[dt]?binom|\\choose|[0-9)}]\s*!(?!=)|\\(?:prod|sum)(?![A-Za-z])"
+    r"|(?<![A-Za-z\\\d])\d+\s*\^\s*\{?\s*(?:\d{4,}|\d+\s*\^)"  # from a run's first digit
+)
 
 
 def _is_number_form(node: sympy.Basic) -> bool:
@@ -91,22 +145,6 @@ def leftover_arithmetic(answer: Any) -> str | None:
     return None
 
 
-def last_boxed(text: str) -> str | None:
-    r"""The last ``\boxed{...}`` (or ``\fbox{...}``) in ``text`` with balanced braces, or None."""
-    start = max(text.rfind("\\boxed{"), text.rfind("\\fbox{"))
-    if start < 0:
-        return None
-    depth = 0
-    for index in range(text.index("{", start), len(text)):
-        if text[index] == "{":
-            depth += 1
-        elif text[index] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[start : index + 1]
-    return None
-
-
 @lru_cache(maxsize=4096)
 def _parse_reference(reference: str) -> tuple[Any, ...]:
     # A bare reference such as "\frac{1}{2}" or "0.5" is read as one LaTeX expression.
@@ -138,24 +176,67 @@ def _gold(reference: Any) -> tuple[Any, ...] | Score:
     return gold
 
 
-def _answer(response: str, options: MathOptions) -> list[Any] | Score:
-    text = last_boxed(response) if options.extraction == "boxed" else response
-    if text is None:
-        return Score.invalid("no \\boxed{} answer found")
+@dataclass(frozen=True)
+class _Reference:
+    """What a reference allows an answer besides its value."""
+
+    single: bool  # one value: an answer may not list, relate or sign values
+    plain: bool  # no arithmetic on plain numbers: an answer must be a final value too
+    exact: bool  # not a decimal: a decimal answer must equal it exactly
+    markers: frozenset[str]  # the markers it uses itself, which an answer may use too
+
+
+@lru_cache(maxsize=4096)
+def _reference_facts(reference: str) -> _Reference:
+    gold = _parse_reference(reference)
+    return _Reference(
+        single=is_single_value(gold[0]),
+        plain=not any(map(leftover_arithmetic, gold)),
+        exact=not written_as_decimal(reference),
+        markers=frozenset(markers(reference)),
+    )
+
+
+_MARKER_DETAILS: dict[Marker, str] = {
+    "alternatives": "the answer offers alternatives ({!r}) where the question has one value",
+    "hedge": "the answer hedges ({!r})",
+    "approximation": "the answer is an approximation ({!r}); the option "
+    "accept_decimal_approximations accepts one",
+}
+
+
+def _hedged(text: str, reference: _Reference, options: MathOptions) -> Score | None:
+    for kind, shown in markers(text).items():
+        allowed = (
+            kind in reference.markers
+            or (kind == "alternatives" and not reference.single)
+            or (kind == "approximation" and options.accept_decimal_approximations)
+        )
+        if not allowed:
+            return Score.ok(0.0, {"correct": 0.0}, _MARKER_DETAILS[kind].format(shown[:40]))
+    return None
+
+
+def _answer(text: str, boxed: bool) -> list[Any] | Score:
+    targets = _BOX_TARGETS if boxed else _RESPONSE_TARGETS
     try:
         predicted: list[Any] = parse(
-            text, _RESPONSE_TARGETS, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
+            text, targets, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
         )
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
         predicted = []
-    return predicted or Score.invalid("no final answer found")
+    if not predicted:
+        return Score.invalid(
+            "the boxed answer is not readable LaTeX" if boxed else "no final answer found"
+        )
+    return predicted
 
 
-def _final_value_check(gold: tuple[Any, ...], predicted: list[Any], options: MathOptions) -> Score:
+def _final_value_check(predicted: list[Any], reference: _Reference, options: MathOptions) -> Score:
     # Only once the answer is known to be equivalent: a wrong answer needs no such check.
-    if not options.allow_unevaluated and not any(map(leftover_arithmetic, gold)):
+    if not options.allow_unevaluated and reference.plain:
         leftover = next(filter(None, map(leftover_arithmetic, predicted)), None)
         if leftover is not None:
             return Score.invalid(
@@ -164,37 +245,131 @@ def _final_value_check(gold: tuple[Any, ...], predicted: list[Any], options: Mat
     return Score.ok(1.0, {"correct": 1.0}, "correct")
 
 
-def check_math(response: str, reference: Any, options: MathOptions) -> Score:
-    """1 if the response's final answer is equivalent to ``reference``, else 0.
+def _approximates(gold: Any, predicted: Any, reference: _Reference, options: MathOptions) -> bool:
+    """Whether an answer math-verify found equivalent holds a decimal that is only close to an
+    exact reference (0.142857 for 1/7): read exactly, it must still be equivalent."""
+    if options.accept_decimal_approximations or not reference.exact:
+        return False
+    exact = exact_decimals(predicted)
+    return exact is not None and not verify(
+        gold, exact, timeout_seconds=_COMPARE_TIMEOUT_S, raise_on_error=True
+    )
 
-    Status ``invalid`` when no answer can be extracted, ``timeout`` when math-verify ran out of
-    time on every comparison that could have succeeded, ``error`` for an unusable reference.
-    """
-    gold = _gold(reference)
-    if isinstance(gold, Score):
-        return gold
-    predicted = _answer(response, options)
-    if isinstance(predicted, Score):
-        return predicted
+
+def _screen(own_text: str, reference: _Reference, options: MathOptions) -> Score | None:
+    # Read before parsing: cheap, and math-verify would normalise these forms away.
+    hedged = _hedged(own_text, reference, options)
+    if hedged is not None:
+        return hedged
+    if reference.plain and not options.allow_unevaluated:
+        slow = _SLOW_ARITHMETIC.search(own_text)
+        if slow is not None:
+            return Score.invalid(
+                f"the answer is not a final value: it still contains {slow.group(0)!r}"
+            )
+    return None
+
+
+def _compare(
+    gold: tuple[Any, ...], predicted: list[Any], reference: _Reference, options: MathOptions
+) -> Score:
+    answer = predicted[-1] if isinstance(predicted[-1], str) else str(predicted[0])
+    wrong = Score.ok(0.0, {"correct": 0.0}, f"the answer {answer[:200]!r} is not correct")
+    parsed = predicted[0]
+    if reference.single and isinstance(parsed, sympy.Basic) and not is_single_value(parsed):
+        # math-verify would compare one part of it ("3 = 4" as 4)
+        return replace(wrong, detail=f"the answer {answer[:200]!r} is not a single value")
     timed_out = False
     for gold_item, predicted_item in product(gold, predicted):
         try:
-            if verify(
+            if not verify(
                 gold_item,
                 predicted_item,
                 float_rounding=options.float_rounding,
                 timeout_seconds=_COMPARE_TIMEOUT_S,
                 raise_on_error=True,
             ):
-                return _final_value_check(gold, predicted, options)
+                continue
+            if _approximates(gold_item, predicted_item, reference, options):
+                return replace(
+                    wrong,
+                    detail=f"the answer {answer[:200]!r} is a decimal approximation of an exact "
+                    "value; the option accept_decimal_approximations accepts one",
+                )
+            return _final_value_check(predicted, reference, options)
         except TimeoutException:
             timed_out = True
         except Exception:  # noqa: S112 - a comparison math-verify cannot make is "not equal"
             continue
     if timed_out:
         return Score.timeout("comparing the answer with the reference took too long")
-    answer = predicted[-1] if isinstance(predicted[-1], str) else str(predicted[0])
-    return Score.ok(0.0, {"correct": 0.0}, f"the answer {answer[:200]!r} is not correct")
+    return wrong
+
+
+def _check_answer(
+    text: str,
+    own_text: str | None,
+    gold: tuple[Any, ...],
+    reference: _Reference,
+    options: MathOptions,
+) -> Score:
+    """Score one answer: ``text`` is what math-verify extracts it from (a box, or the whole
+    response), ``own_text`` the answer's own text when known (a box's content)."""
+    screened = None if own_text is None else _screen(own_text, reference, options)
+    if screened is not None:
+        return screened
+    if own_text is not None and options.accept_decimal_approximations:
+        text = f"\\boxed{{{approximated_value(own_text)}}}"  # "\\approx 4" gives 4
+    predicted = _answer(text, boxed=own_text is not None)
+    if isinstance(predicted, Score):
+        return predicted
+    if own_text is None and isinstance(predicted[-1], str):
+        # An unboxed answer: the rest of its sentence is part of it ("3, or maybe 4").
+        sentence = answer_sentence(text, predicted[-1])
+        hedged = None if sentence is None else _hedged(sentence, reference, options)
+        if hedged is not None:
+            return hedged
+    return _compare(gold, predicted, reference, options)
+
+
+def _check_boxes(
+    boxes: list[str], gold: tuple[Any, ...], reference: _Reference, options: MathOptions
+) -> Score:
+    """Every box must be right on its own: a wrong box decides, whatever the others say; else
+    an unreadable box makes the response invalid, and a timeout leaves it unscored."""
+    scores = []
+    for box in boxes:
+        score = _check_answer(f"\\boxed{{{box}}}", box, gold, reference, options)
+        if score.status == "ok" and score.reward == 0.0:
+            if len(boxes) > 1:
+                return replace(score, detail=f"{score.detail} (every boxed answer must be right)")
+            return score
+        scores.append(score)
+    return next((s for s in scores if s.status == "invalid"), None) or next(
+        (s for s in scores if s.status != "ok"), scores[0]
+    )
+
+
+def check_math(response: str, reference: Any, options: MathOptions) -> Score:
+    """1 if the response's final answer is equivalent to ``reference``, else 0.
+
+    Every boxed answer must be equivalent on its own; without a box (``extraction="auto"``),
+    math-verify's reading of the whole response is the answer. Status ``invalid`` when no answer
+    can be extracted, ``timeout`` when math-verify ran out of time on every comparison that could
+    have succeeded, ``error`` for an unusable reference.
+    """
+    gold = _gold(reference)
+    if isinstance(gold, Score):
+        return gold
+    facts = _reference_facts(str(reference))
+    boxes = list(dict.fromkeys(boxed_answers(response)))  # a repeated box is one answer
+    if len(boxes) > _MAX_BOXES:
+        return Score.invalid(f"more than {_MAX_BOXES} different boxed answers")
+    if boxes:
+        return _check_boxes(boxes, gold, facts, options)
+    if options.extraction == "boxed":
+        return Score.invalid("no \\boxed{} answer found")
+    return _check_answer(response, None, gold, facts, options)
 
 
 VERIFIER = Verifier(
