@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 
 CLONE_NEWNS = 0x00020000
@@ -32,7 +31,9 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
 _SYS_PIVOT_ROOT = 155  # x86_64; aarch64 uses 41
-_libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+# The C library the interpreter is linked against, from the process's own symbols:
+# ``ctypes.util.find_library`` would run ``ldconfig -p`` at import, in the pool's fork server.
+_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _check(result: int, what: str) -> None:

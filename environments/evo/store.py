@@ -9,6 +9,7 @@ the older one is retired. Every submission keeps its provenance (submitter, time
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -241,7 +242,13 @@ def _stored(env: EnvRow, text: str) -> StoredEnv:
     )  # fmt: skip
 
 
-@cache
 def open_store(url: str) -> Store:
-    """The process's store at ``url`` (one engine and connection pool per process)."""
+    """The process's store at ``url`` (one engine and connection pool per process: a forked
+    child that used its parent's pooled connections would talk over the parent's sockets)."""
+    return _open_store(url, os.getpid())
+
+
+@cache
+def _open_store(url: str, pid: int) -> Store:
+    del pid  # the cache key: each process opens its own
     return Store(url)
