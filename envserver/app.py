@@ -142,6 +142,10 @@ def run(settings: Settings | None = None) -> None:
         "port": settings.port,
         "log_level": settings.log_level,
         "access_log": False,
+        # Clients and proxies reuse connections; whichever side closes an idle one first must
+        # be the client (clients.http expires its own after 4 s), or a request sent just as the
+        # server closes is reset.
+        "timeout_keep_alive": settings.keep_alive_s,
     }
     if settings.server_processes == 1:
         uvicorn.run(create_app(settings), **options)
