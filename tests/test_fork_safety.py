@@ -13,28 +13,15 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from environments.alfworld.export import write_games
+from tests.optional_tools import optional_tools
 from tests.server import ROOT
-from tests.tamarin_fake import write_batch_prover
 
 WARM_UP_BOUND_S = 120.0
 """Generous: a warm-up takes seconds (the sandbox starts in the child); a hang never ends."""
-
-
-def optional_tools(folder: Path) -> dict[str, str]:
-    """Variables that configure every optional tool a test can give a server here."""
-    games = folder / "alfworld"
-    write_games(games, range(2), split="valid_unseen", difficulty="easy", version="0.3")
-    return {
-        "TAMARIN_PROVER": str(write_batch_prover(folder, {})),
-        "ALFWORLD_DATA": str(games),
-        "ENVSERVER_DATA_DIR": str(folder / "data"),
-    }
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +30,7 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env = {
         **os.environ,
         **optional_tools(folder),
+        "ENVSERVER_DATA_DIR": str(folder / "data"),
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     run = subprocess.run(
