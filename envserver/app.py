@@ -70,7 +70,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
-            initializer=functools.partial(worker.warm_up, sandbox.socket_path),
+            initializer=functools.partial(worker.attach, sandbox.socket_path),
+            warm_up=worker.warm_up,
             preload=registry.modules,
         )
         # Ready means warm: every worker imports the families and runs each verifier's example
