@@ -41,6 +41,7 @@ import httpx
 import psutil
 
 from benchmarks.common import cpu_seconds, server
+from clients.http import KEEPALIVE_EXPIRY_S
 from envserver.registry import get_registry
 from tests.server import LiveServer
 
@@ -304,7 +305,11 @@ async def _mixed(live: LiveServer, clients: int, seconds: float) -> tuple[Tally,
     assert live.process is not None
     pid = live.process.pid
     until = time.monotonic() + seconds
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    limits = httpx.Limits(
+        max_connections=clients,
+        max_keepalive_connections=clients,
+        keepalive_expiry=KEEPALIVE_EXPIRY_S,  # before the server's, as the clients do
+    )
 
     async def sample() -> None:
         while time.monotonic() < until:

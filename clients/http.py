@@ -3,8 +3,10 @@
 Each client holds one pooled ``httpx`` client, so connections are reused across calls and the
 number of sockets to the server is bounded. Requests and responses are the pydantic models of
 ``envserver.wire`` (a light module: pydantic only). Every call is idempotent, so 429, 503 and
-connection failures are retried with backoff (``clients.retry``); problem documents become
-typed exceptions (``clients.errors``). Items whose status is ``timeout``/``error`` are returned
+connection failures are retried with backoff (``clients.retry``), and a connection the server
+reset instead of answering is retried once at once, whatever the policy; idle connections
+expire before the server's keep-alive does. Problem documents become typed exceptions
+(``clients.errors``). Items whose status is ``timeout``/``error`` are returned
 as data: masking them is the caller's decision.
 """
 
@@ -34,6 +36,7 @@ from clients.errors import (
 )
 from clients.retry import (
     NO_RETRY,
+    RESET_ERRORS,
     RETRY_TRANSPORT_ERRORS,
     RetryPolicy,
     retry_after_s,
@@ -64,8 +67,12 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 # The read timeout sits above the server's whole-request deadline (600 s by default), so a slow
 # request ends with the server's 504 problem, which says what happened, not a bare socket timeout.
 DEFAULT_TIMEOUT = httpx.Timeout(630.0, connect=10.0)
+KEEPALIVE_EXPIRY_S = 4.0
+"""Idle pooled connections are closed after this long: before the server closes them (uvicorn's
+default keep-alive is 5 s, envserver's ``ENVSERVER_KEEP_ALIVE_S`` 75 s), so a request is not sent
+on a connection the server is closing. What still races is retried once (``RESET_ERRORS``)."""
 DEFAULT_LIMITS = httpx.Limits(
-    max_connections=64, max_keepalive_connections=32, keepalive_expiry=30.0
+    max_connections=64, max_keepalive_connections=32, keepalive_expiry=KEEPALIVE_EXPIRY_S
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -232,6 +239,15 @@ def _log_retry(call: _Call[Any], attempt: int, policy: RetryPolicy, why: str, wa
     )
 
 
+def _resend_at_once(call: _Call[Any], exc: httpx.TransportError, resent: bool) -> bool:
+    """Whether to send again at once, not counted as an attempt: the first time the peer reset
+    the connection (``RESET_ERRORS``: mostly a kept-alive connection the server was closing)."""
+    if resent or not isinstance(exc, RESET_ERRORS):
+        return False
+    log.info("%s %s: %s; sending it again on a fresh connection", call.method, call.path, repr(exc))
+    return True
+
+
 def _exhausted(call: _Call[Any], attempts: int, exc: httpx.TransportError) -> RetriesExhaustedError:
     return RetriesExhaustedError(
         f"{call.method} {call.path}: gave up after {attempts} attempt"
@@ -317,11 +333,15 @@ class EnvServerClient:
     def _call(self, call: _Call[M]) -> M:
         policy = self.retry if call.retry else NO_RETRY
         attempt = 0
+        resent = False
         while True:
             attempt += 1
             try:
                 response = self._http.request(call.method, call.path, json=call.body)
             except RETRY_TRANSPORT_ERRORS as exc:
+                if _resend_at_once(call, exc, resent):
+                    resent, attempt = True, attempt - 1
+                    continue
                 wait = _delay_before_next(policy, attempt, None)
                 if wait is None:
                     raise _exhausted(call, attempt, exc) from exc
@@ -441,11 +461,15 @@ class AsyncEnvServerClient:
     async def _call(self, call: _Call[M]) -> M:
         policy = self.retry if call.retry else NO_RETRY
         attempt = 0
+        resent = False
         while True:
             attempt += 1
             try:
                 response = await self._http.request(call.method, call.path, json=call.body)
             except RETRY_TRANSPORT_ERRORS as exc:
+                if _resend_at_once(call, exc, resent):
+                    resent, attempt = True, attempt - 1
+                    continue
                 wait = _delay_before_next(policy, attempt, None)
                 if wait is None:
                     raise _exhausted(call, attempt, exc) from exc

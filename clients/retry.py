@@ -36,6 +36,16 @@ RETRY_TRANSPORT_ERRORS: tuple[type[httpx.TransportError], ...] = (
 request and is still working on it, so sending it again would double the load exactly when the
 server is slowest."""
 
+RESET_ERRORS: tuple[type[httpx.TransportError], ...] = (
+    httpx.ReadError,  # ECONNRESET: the peer reset the connection
+    httpx.WriteError,  # EPIPE: it had already closed it
+    httpx.RemoteProtocolError,  # it closed it without an answer
+)
+"""The peer closed or reset the connection instead of answering. On a kept-alive connection
+this is mostly the server closing it as idle while the request was on its way (a race no expiry
+removes entirely), so the request is sent again at once on a fresh connection, once, whatever the
+policy (even ``NO_RETRY`` and the health probes): every call of the API is idempotent."""
+
 
 @dataclass(frozen=True)
 class RetryPolicy:

@@ -70,7 +70,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
-            initializer=functools.partial(worker.warm_up, sandbox.socket_path),
+            initializer=functools.partial(worker.attach, sandbox.socket_path),
+            warm_up=worker.warm_up,
             preload=registry.modules,
         )
         # Ready means warm: every worker imports the families and runs each verifier's example
@@ -142,6 +143,10 @@ def run(settings: Settings | None = None) -> None:
         "port": settings.port,
         "log_level": settings.log_level,
         "access_log": False,
+        # Clients and proxies reuse connections; whichever side closes an idle one first must
+        # be the client (clients.http expires its own after 4 s), or a request sent just as the
+        # server closes is reset.
+        "timeout_keep_alive": settings.keep_alive_s,
     }
     if settings.server_processes == 1:
         uvicorn.run(create_app(settings), **options)

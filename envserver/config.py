@@ -75,6 +75,13 @@ class Settings(BaseSettings):
         600.0, gt=0, description="Whole-request deadline, queueing included (then 504)."
     )
     retry_after_s: int = Field(1, ge=1, description="Retry-After sent with 429.")
+    keep_alive_s: float = Field(
+        75.0,
+        gt=0,
+        description="How long an idle HTTP connection stays open. A proxy or balancer in front "
+        "must close its idle connections to the server sooner (nginx's upstream keepalive_timeout "
+        "and common balancers' 60 s are), or a request it sends as the server closes is reset.",
+    )
     plugins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Extra modules to load families from (each may export ENVIRONMENTS, "

@@ -51,7 +51,7 @@ items never holds the loop longer than a few of them take."""
 # Messages on a worker's socket are a length and that many bytes. A worker's start with one of
 # these bytes.
 _LENGTH = struct.Struct("!Q")
-_READY = b"S"  # started: the initializer ran, items may come
+_READY = b"S"  # started: the initializer (and warm-up) ran, items may come
 _RESULT = b"R"  # followed by the pickled result
 _RAISED = b"E"  # followed by the pickled exception the item raised
 _PR_SET_PDEATHSIG = 1  # prctl(2)
@@ -162,13 +162,20 @@ def _receive_exactly(sock: socket.socket, size: int) -> bytearray | None:
     return buffer
 
 
-def _serve(sock: socket.socket, initializer: Callable[[], None] | None) -> None:
-    """A worker process: after the initializer, one item at a time until the server is gone."""
+def _serve(
+    sock: socket.socket,
+    initializer: Callable[[], None] | None,
+    warm_up: Callable[[], None] | None = None,
+) -> None:
+    """A worker process: after the initializer (and the warm-up, if any), one item at a time
+    until the server is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the server, which stops us
     _die_with_parent()
     sock.setblocking(True)
     if initializer is not None:
         initializer()
+    if warm_up is not None:
+        warm_up()
     sock.sendall(_LENGTH.pack(len(_READY)) + _READY)
     while True:
         try:
@@ -282,6 +289,7 @@ class Executor:
         max_queue_items: int,
         retry_after_s: int = 1,
         initializer: Callable[[], None] | None = None,
+        warm_up: Callable[[], None] | None = None,
         preload: Sequence[str] = (),
         max_start_failures: int = 5,
     ) -> None:
@@ -290,6 +298,12 @@ class Executor:
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(list(preload))
         self._initializer = initializer
+        # Only the workers of a slot's first start warm up: the pool's start waits for them
+        # (ready means warm), while a replacement takes items as soon as it has forked, paying
+        # first-call costs on its first items. After the fork server dies every worker is
+        # replaced at once, and a warm-up each (seconds, far more on a loaded machine) would
+        # leave the pool with none for that long.
+        self._warm_up = warm_up
         self.workers = workers
         self.max_queue_items = max_queue_items
         self.retry_after_s = retry_after_s
@@ -333,6 +347,17 @@ class Executor:
     def live_workers(self) -> int:
         """Worker processes alive now."""
         return sum(1 for w in self._slots if w is not None and w.process.is_alive())
+
+    def ready_workers(self) -> int:
+        """Workers that have started and take items now."""
+        return sum(1 for w in self._slots if w is not None and w.ready and not w.lost)
+
+    def degraded(self) -> str:
+        """What the pool lacks while it replaces lost workers, or "" at full strength."""
+        ready = self.ready_workers()
+        if self._closed or ready >= self.workers:
+            return ""
+        return f"{ready} of {self.workers} pool workers ready; the others are being replaced"
 
     def check(self) -> None:
         """Take in the workers started meanwhile and start one for every empty slot."""
@@ -595,8 +620,12 @@ class Executor:
 
     def _spawn(self, slot: int) -> _Worker:
         ours, theirs = socket.socketpair()
+        warm_up = None if self._ever_started[slot] else self._warm_up
         process = self._context.Process(
-            target=_serve, args=(theirs, self._initializer), name="envserver-worker", daemon=True
+            target=_serve,
+            args=(theirs, self._initializer, warm_up),
+            name="envserver-worker",
+            daemon=True,
         )
         try:
             process.start()

@@ -141,7 +141,9 @@ async def healthz(request: Request, response: Response) -> Health:
     """Liveness: the process answers, its pool workers start (or are starting), and its
     sandbox (if it started) has a worker alive. 503 once pool workers keep failing to start or
     no sandbox worker could be replaced: restart the process. (A sandbox that never started is
-    a configuration, reported by /readyz.)"""
+    a configuration, reported by /readyz.) While lost pool workers (or the pool's fork server)
+    are replaced it stays 200, since the process heals by itself, with ``degraded`` true and
+    what is missing in ``detail``."""
     service = _service(request)
     executor = service.executor
     host = request.app.state.sandbox
@@ -153,11 +155,14 @@ async def healthz(request: Request, response: Response) -> Health:
         problems.append("no sandbox worker is alive and none could be started")
     if problems:
         response.status_code = 503
+    degraded = executor.degraded()
     return Health(
         status="unavailable" if problems else "ok",
         version=envserver.__version__,
-        detail="; ".join(problems),
+        detail="; ".join(problems or ([degraded] if degraded else [])),
         pool_workers=executor.live_workers(),
+        pool_ready=executor.ready_workers(),
+        degraded=bool(degraded),
         in_flight=executor.in_flight,
         envs=len(service.registry.envs),
         sandbox=host.isolation,
@@ -168,18 +173,27 @@ async def healthz(request: Request, response: Response) -> Health:
 
 @router.get("/readyz", tags=["operations"], responses={503: {"model": Health}})
 async def readyz(request: Request, response: Response) -> Health:
-    """Readiness: the worker pool runs and at least one environment is loaded."""
+    """Readiness: the worker pool has a worker taking items and at least one environment is
+    loaded. 503 while no pool worker is ready (all lost at once, e.g. with the pool's fork
+    server, and being replaced): a balancer sends requests elsewhere meanwhile. ``degraded``
+    while some are."""
     service = _service(request)
-    pool_ok = service.executor.alive
-    ready = pool_ok and bool(service.registry.envs)
+    executor = service.executor
+    problem = executor.problem() or (
+        "" if executor.ready_workers() else "no pool worker is ready; they are being replaced"
+    )
+    ready = not problem and bool(service.registry.envs)
     if not ready:
         response.status_code = 503
+    degraded = executor.degraded()
     return Health(
         status="ok" if ready else "unavailable",
         version=envserver.__version__,
-        detail="" if ready else ("worker pool is down" if not pool_ok else "no environment loaded"),
-        pool_workers=service.executor.workers,
-        in_flight=service.executor.in_flight,
+        detail=(problem or "no environment loaded") if not ready else degraded,
+        pool_workers=executor.workers,
+        pool_ready=executor.ready_workers(),
+        degraded=bool(degraded),
+        in_flight=executor.in_flight,
         envs=len(service.registry.envs),
         disabled=request.app.state.catalogue.disabled,
         sandbox=request.app.state.sandbox.isolation,

@@ -269,6 +269,14 @@ class Health(WireReply):
     version: str
     detail: str = ""
     pool_workers: int | None = None
+    pool_ready: int | None = Field(
+        None, description="Pool workers started and taking items now (of pool_workers)."
+    )
+    degraded: bool = Field(
+        False,
+        description="Serving with less than the configured capacity while lost workers (or "
+        "the pool's fork server) are replaced; detail says what. Heals by itself: no restart.",
+    )
     in_flight: int | None = None
     envs: int | None = None
     disabled: list[DisabledFamily] = Field(default_factory=list)

@@ -26,14 +26,18 @@ from verifiers.score import Score
 log = logging.getLogger("envserver.worker")
 
 
-def warm_up(sandbox_socket: str | None = None) -> None:
-    """Pool initializer: point ``sandbox.default()`` at the server's sandbox, load every family
-    and run each verifier's example once, so the first real item does not pay for imports and
-    first-call set-up (a verifier's first call may cost hundreds of milliseconds). Environments
-    are not reset here: some solve an instance on reset (an exact reference solution), which
-    would delay every worker start."""
+def attach(sandbox_socket: str | None) -> None:
+    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox."""
     if sandbox_socket:
         os.environ[SOCKET_ENV] = sandbox_socket
+
+
+def warm_up() -> None:
+    """The warm-up of the pool's first workers: load every family and run each verifier's
+    example once, so the first real item does not pay for imports and first-call set-up (a
+    verifier's first call may cost hundreds of milliseconds). Environments are not reset here:
+    some solve an instance on reset (an exact reference solution), which would delay every
+    worker start. Replacement workers skip it (see ``Executor``)."""
     for check in get_registry().verifiers.values():
         if check.example is not None:
             try:

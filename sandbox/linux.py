@@ -31,8 +31,9 @@ PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
 _SYS_PIVOT_ROOT = 155  # x86_64; aarch64 uses 41
-# The process's own symbols, libc's among them: ``ctypes.util.find_library`` would import
-# ``subprocess`` and with it ``threading`` into every worker (see ``sandbox``'s docstring).
+# The process's own symbols, libc's among them: ``ctypes.util.find_library`` would run
+# ``ldconfig -p`` at import (in the pool's fork server) and import ``subprocess`` and with it
+# ``threading`` into every worker (see ``sandbox``'s docstring).
 _libc = ctypes.CDLL(None, use_errno=True)
 
 

@@ -5,7 +5,10 @@ trust (their inputs are not), so they get no namespaces, but every one of them s
 way: in its own session (a stop reaches its children, e.g. Tamarin's Maude), with resource
 limits (address space, CPU, no core dumps), no stdin, and a lifetime tied to the process that
 started it (``PR_SET_PDEATHSIG`` from one long-lived spawning thread, and a kill at exit), so a
-killed worker leaves no tool behind. ``run`` reports a program that overruns its time as
+killed worker leaves no tool behind. That thread is the process's own: it starts with the first
+tool and a forked child starts its own (a thread does not survive ``fork``: a child that
+inherited the parent's executor would queue on a thread that does not exist and wait for ever),
+so importing this module starts nothing. ``run`` reports a program that overruns its time as
 ``ToolTimeout`` (a ``TimeoutError``, which callers score as ``timeout``); ``start`` gives a
 long-lived program (an interactive server) whose output is drained into a ``Tail``.
 """
@@ -57,9 +60,30 @@ class ToolResult:
 
 # PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process: a tool
 # started from a short-lived request thread would die with that thread. Every tool is forked
-# from this one thread, which lives as long as the process.
-_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-spawn")
+# from one thread per process, which lives as long as the process; it is started on first use.
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
 _LIVE: weakref.WeakSet[subprocess.Popen[bytes]] = weakref.WeakSet()
+
+
+def _spawner_here() -> ThreadPoolExecutor:
+    """This process's spawning thread, started on first use."""
+    global _spawner  # noqa: PLW0603 - one per process, reset in a forked child
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tool-spawn")
+        return _spawner
+
+
+def _forget_parent() -> None:  # pragma: no cover - runs in a forked child
+    """In a forked child: the parent's spawner has no thread here and its tools are not this
+    process's children (nor its to stop at exit); the lock may have been held mid-fork."""
+    global _spawner, _spawner_lock
+    _spawner, _spawner_lock = None, threading.Lock()
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_parent)
 
 
 def _child_setup(limits: ToolLimits) -> None:  # pragma: no cover - runs between fork and exec
@@ -98,7 +122,7 @@ def start(
 ) -> subprocess.Popen[bytes]:
     """Start a tool in its own session with ``limits``; stdout and stderr are pipes the caller
     must read (``communicate``, or a ``Tail``). Raises OSError when it cannot start."""
-    return _SPAWNER.submit(_spawn, args, cwd, env, limits or ToolLimits()).result()
+    return _spawner_here().submit(_spawn, args, cwd, env, limits or ToolLimits()).result()
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

@@ -1,4 +1,6 @@
-"""A loopback HTTP server that replays a recorded Tamarin transcript byte for byte.
+"""Stand-ins for Tamarin built from recorded runs: a loopback HTTP server that replays a recorded
+interactive transcript byte for byte, and a ``tamarin-prover`` executable that replays recorded
+batch runs (``write_batch_prover``).
 
 The transcripts in ``environments/tamarin/data/`` are real ``tamarin-prover interactive`` 1.8.0
 exchanges. This server answers each recorded GET path with the recorded body and content type,
@@ -8,12 +10,16 @@ request the real server was never asked fails loudly. It is not Tamarin.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import stat
+import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 from environments.datafiles import open_text
@@ -103,3 +109,39 @@ def serve(records: Iterable[Record], hang: Iterable[str] = ()) -> Iterator[Repla
     """A pytest fixture body: yields a running replay server."""
     with ReplayServer(records, hang) as fake:
         yield fake
+
+
+# --- a stand-in ``tamarin-prover`` binary for batch runs ---------------------------------------
+
+_BATCH_PROVER = '''#!{python}
+"""A stand-in tamarin-prover (not Tamarin): answers --version, and for FILE prints the stdout
+a real run recorded for that exact file (by SHA-256); an unrecorded file is refused."""
+import hashlib, json, sys
+if sys.argv[1:] == ["--version"]:
+    print("tamarin-prover 1.8.0, (C) David Basin, Cas Cremers, Jannik Dreier, Simon Meier, "
+          "Ralf Sasse, Benedikt Schmidt, 2010-2023 (stand-in)")
+    sys.exit(0)
+runs = json.load(open({runs!r}, encoding="utf-8"))
+digest = hashlib.sha256(open(sys.argv[-1], "rb").read()).hexdigest()
+if digest not in runs:
+    sys.stderr.write("stand-in tamarin-prover: this file was never recorded\\n")
+    sys.exit(2)
+sys.stdout.write(open(runs[digest], encoding="utf-8").read())
+'''
+
+
+def write_batch_prover(folder: Path, runs: Mapping[str, Path]) -> Path:
+    """A stand-in ``tamarin-prover`` executable in ``folder`` that replays recorded batch runs:
+    ``runs`` maps the exact text of a theory file (proof inserted) to the file holding what
+    ``tamarin-prover FILE`` printed for it. Returns the executable's path."""
+    table = folder / "tamarin-runs.json"
+    table.write_text(
+        json.dumps(
+            {hashlib.sha256(text.encode()).hexdigest(): str(out) for text, out in runs.items()}
+        ),
+        encoding="utf-8",
+    )
+    script = folder / "tamarin-prover"
+    script.write_text(_BATCH_PROVER.format(python=sys.executable, runs=str(table)), "utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return script

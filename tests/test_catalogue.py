@@ -19,11 +19,11 @@ from clients.errors import ClientError, UnavailableError
 from clients.http import EnvServerClient
 from tests.conftest import RESTRICTED_KEY
 from tests.server import ROOT, LiveServer
-from verifiers.tamarin.prover import find_prover
+from verifiers.tamarin.prover import locate_prover
 
 KEY = RESTRICTED_KEY.partition(":")[2]
 NL2SVA = ("sva/nl2sva-human", "sva/nl2sva-machine")
-NO_PROVER = find_prover() is None
+NO_PROVER = locate_prover() is None
 
 
 def _catalogue(server: LiveServer, key: str | None = None) -> dict[str, Any]:

@@ -106,3 +106,10 @@ def test_the_balancer_reaches_the_replicas_where_they_listen() -> None:
     assert (ROOT / volume.split(":")[0]).resolve() == NGINX
     # A replica of its own secret would refuse the others' tokens: the secret must be required.
     assert ":?" in server["environment"]["ENVSERVER_SECRET"]
+
+
+def test_nginx_closes_idle_connections_before_the_replicas_do() -> None:
+    """A request nginx sends on a connection the replica is closing as idle would be reset."""
+    found = re.search(r"upstream envserver \{[^}]*keepalive_timeout (\d+)s;", NGINX.read_text())
+    assert found is not None, "the upstream block sets no keepalive_timeout"
+    assert int(found[1]) < Settings().keep_alive_s

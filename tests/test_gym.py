@@ -86,6 +86,36 @@ def test_check_env_passes_for_every_family(
         made.close()
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_listed_tamarin_action_can_be_stepped(base_url: str, seed: int) -> None:
+    """A Gym agent sampling from ``info["valid_actions"]`` never gets ItemFailedError: on the
+    replay backend only methods the recording applied at the node are listed (issue 24: seeds
+    1-3 listed two at the root, one of them never applied in the recording)."""
+    made = gym.make("envserver/TamarinProof-v0", base_url=base_url)
+    env = made.unwrapped
+    assert isinstance(env, EnvServerEnv)
+    try:
+        _, info = env.reset(seed=seed)
+        stepped = 0
+        for _depth in range(6):
+            actions = info["valid_actions"]
+            if not actions:
+                break
+            methods = info["methods"]
+            here = env.state_token
+            assert here is not None
+            for action in [*actions[1:], actions[0]]:  # each from the same token; the first last
+                env.state_token = here
+                _, _, terminated, truncated, info = env.step(action)
+                stepped += 1
+            assert set(actions) == {str(m["rank"]) for m in methods if m["steppable"]}
+            if terminated or truncated:
+                break
+        assert stepped >= 1
+    finally:
+        made.close()
+
+
 def test_spaces_hold_real_text(env: EnvServerEnv) -> None:
     prompt, _ = env.reset(seed=1)
     assert env.observation_space.contains(prompt)

@@ -19,7 +19,7 @@ from openapi_spec_validator import validate as validate_spec
 
 from tests.conftest import RESTRICTED_KEY
 from tests.server import LiveServer
-from verifiers.tamarin.prover import find_prover
+from verifiers.tamarin.prover import locate_prover
 
 PROBLEM = "application/problem+json"
 KEY = {"Authorization": f"Bearer {RESTRICTED_KEY.partition(':')[2]}"}
@@ -87,7 +87,7 @@ def _bad_requests() -> list[Bad]:
         Bad(429, "POST", "/v1/envs/math/reset/batch", four, headers=KEY, restricted=True),
         Bad(504, "POST", "/v1/verify", slow, headers=KEY, restricted=True),
     ]
-    if find_prover() is None:  # the proof verifier needs the binary: disabled here
+    if locate_prover() is None:  # the proof verifier needs the binary: disabled here
         cases.append(Bad(503, "POST", "/v1/verify", {"verifier": "tamarin.proof", "items": [ITEM]}))
         cases.append(Bad(503, "GET", "/v1/envs/tamarin/proof", headers=KEY, restricted=True))
     return cases

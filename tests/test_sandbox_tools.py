@@ -132,3 +132,28 @@ def test_tools_die_with_the_process_that_started_them(tmp_path: Path) -> None:
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_a_forked_child_starts_tools_on_its_own_spawner() -> None:
+    """A child forked after its parent ran a tool runs tools too: the parent's spawning thread
+    does not exist in the child, which once queued on it for ever (issue 24: the pool's workers,
+    forked from a fork server that had run a prover at import, never became ready)."""
+    assert tools.run(["true"], timeout_s=30).exit_code == 0  # the parent's spawner runs
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.close(read)
+        signal.alarm(30)  # a hang ends the child instead of the test run
+        result = tools.run(["echo", "child"], timeout_s=20)
+        os.write(write, result.stdout.encode())
+        os._exit(result.exit_code)
+    os.close(write)
+    deadline = time.monotonic() + 60
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as said:
+        assert said.read() == b"child\n"
+    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, done

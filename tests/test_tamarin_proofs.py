@@ -39,7 +39,7 @@ from verifiers.tamarin.proof import (
     parse_proof,
     render_proof,
 )
-from verifiers.tamarin.prover import Prover, ProverNotFound, find_prover
+from verifiers.tamarin.prover import Prover, ProverNotFound, find_prover, locate_prover
 from verifiers.tamarin.script import find_proof_slot, insert_proof, lemma_proof
 from verifiers.tamarin.theory import UnknownLemma, parse_theory
 
@@ -591,7 +591,7 @@ def test_extract_proof_takes_the_last_fenced_block() -> None:
 
 
 def test_the_example_exists_only_where_it_can_be_checked() -> None:
-    assert (VERIFIER.example is None) == (find_prover() is None)
+    assert (VERIFIER.example is None) == (locate_prover() is None)
     assert parse_proof(EXAMPLE_PROOF).found_trace
     assert "nothing_needs_to_start" in parse_theory(EXAMPLE_THEORY).lemmas
 

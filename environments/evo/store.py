@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import Callable
@@ -326,10 +327,16 @@ def _stored(env: EnvRow, text: str) -> StoredEnv:
     )  # fmt: skip
 
 
-@cache
 def open_store(url: str) -> Store:
-    """The process's store at ``url`` (one engine and connection pool per process), with the
-    seeds planted where their names were never served (``seeding``)."""
+    """The process's store at ``url`` (one engine and connection pool per process: a forked
+    child that used its parent's pooled connections would talk over the parent's sockets), with
+    the seeds planted where their names were never served (``seeding``)."""
+    return _open_store(url, os.getpid())
+
+
+@cache
+def _open_store(url: str, pid: int) -> Store:
+    del pid  # the cache key: each process opens its own
     store = Store(url)
     planted = store.plant(seed_admissions(), SUBMITTER)
     if planted:

@@ -54,6 +54,16 @@ class NodeView:
     system: str
     methods: tuple[ProofMethod, ...]
     status: NodeStatus = "open"
+    steppable: tuple[int, ...] | None = None
+    """The ranks a step can apply here; None: all of them (a live prover). The replay backend
+    lists Tamarin's whole ranking (what the prover showed) but can only step the methods the
+    recording applied at this node."""
+
+    def steppable_ranks(self) -> tuple[int, ...]:
+        """The ranks a step can apply here, in rank order."""
+        if self.steppable is None:
+            return tuple(range(1, len(self.methods) + 1))
+        return self.steppable
 
 
 Step = tuple[str, str]

@@ -28,7 +28,7 @@ from environments.tamarin.backend import ProofBackend
 from environments.tamarin.model import ProverUnavailable
 from environments.tamarin.replay import ReplayBackend
 from verifiers.base import Unavailable
-from verifiers.tamarin.prover import find_prover
+from verifiers.tamarin.prover import find_prover, locate_prover
 from verifiers.tamarin.theory import Theory, TheoryError, parse_theory
 
 BackendChoice = Literal["auto", "interactive", "json-api", "replay"]
@@ -96,12 +96,13 @@ class Provers:
     def unavailable(self) -> Unavailable | None:
         """Why this process can serve no theory at all, and the fix; None when it can serve.
 
-        Cheap (no recording is read): the packaged recordings always serve by replay, so only a
-        backend choice that demands a binary the machine lacks leaves nothing to serve.
+        Cheap (no recording is read, nothing is run: the family's import asks, in the pool's
+        fork server): the packaged recordings always serve by replay, so only a backend choice
+        that demands a binary the machine lacks leaves nothing to serve.
         """
         if self.choice in ("interactive", "json-api"):
             binary = "tamarin-prover-json" if self.choice == "json-api" else None
-            if find_prover(binary) is None:
+            if locate_prover(binary) is None:
                 return Unavailable(
                     f"ENVSERVER_TAMARIN_BACKEND={self.choice} needs the "
                     f"{binary or 'tamarin-prover'} binary, which is not on PATH",

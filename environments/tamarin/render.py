@@ -19,16 +19,24 @@ def observation(theory: str, lemma: str, quantifier: str, path: list[str], view:
         + (f"  {method.explanation}" if method.explanation else "")
         for rank, method in enumerate(view.methods, start=1)
     )
+    steppable = view.steppable_ranks()
+    limited = ""
+    if len(steppable) < len(view.methods):  # replayed: the recording went no further
+        taken = ", ".join(map(str, steppable)) or "none"
+        limited = f"Replayed from a recording: the methods that can be taken here: {taken}.\n\n"
     return (
         f"Theory {theory}, lemma {lemma} ({quantifier}); goal: {where}\n\n"
         f"Constraint system:\n{view.system}\n\n"
         f"Proof methods (Tamarin's ranking):\n{methods}\n\n"
-        "Answer with a method's number or its text."
+        f"{limited}Answer with a method's number or its text."
     )
 
 
 def view_info(view: NodeView) -> dict[str, Any]:
-    """The node's methods as structured data, for policies that read goals rather than text."""
+    """The node's methods as structured data, for policies that read goals rather than text.
+    ``valid_actions`` are the ranks a step can take here: on the replay backend only the
+    methods the recording applied, so an agent sampling from it never steps off the record."""
+    steppable = view.steppable_ranks()
     return {
         "methods": [
             {
@@ -37,10 +45,11 @@ def view_info(view: NodeView) -> dict[str, Any]:
                 "explanation": method.explanation,
                 "kind": method.kind,
                 "goal_kind": method.goal.kind if method.goal else None,
+                "steppable": rank in steppable,
             }
             for rank, method in enumerate(view.methods, start=1)
         ],
-        "valid_actions": [str(rank) for rank in range(1, len(view.methods) + 1)],
+        "valid_actions": [str(rank) for rank in steppable],
     }
 
 

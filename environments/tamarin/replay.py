@@ -7,6 +7,7 @@ lists are those of the real prover that was recorded (Tamarin 1.8.0).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cached_property
 from importlib.resources.abc import Traversable
 
@@ -98,8 +99,10 @@ class ReplayBackend:
             ) from None
 
     def observe(self, theory: Theory, lemma: str, path: ProofPath) -> NodeView:
-        """The recorded node at ``path``."""
-        return self._node(theory, lemma, path).view
+        """The recorded node at ``path``, with the methods the recording applied there as the
+        steppable ones (any other would be ``NotRecorded``)."""
+        node = self._node(theory, lemma, path)
+        return replace(node.view, steppable=tuple(sorted(node.expansions)))
 
     def apply(self, theory: Theory, lemma: str, path: ProofPath, rank: int) -> tuple[str, ...]:
         """The recorded cases of method ``rank`` at ``path``."""

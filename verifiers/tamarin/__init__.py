@@ -34,7 +34,7 @@ from verifiers.tamarin.batch import (
     check_proof,
 )
 from verifiers.tamarin.proof import ProofSyntaxError, ProofTree, parse_proof
-from verifiers.tamarin.prover import ProverNotFound, find_prover
+from verifiers.tamarin.prover import ProverNotFound, locate_prover
 from verifiers.tamarin.theory import TheoryError, UnknownLemma, parse_theory
 
 # The last fenced block, with any language tag; the closing fence may be cut off.
@@ -135,7 +135,9 @@ def check(response: str, reference: Any, options: TamarinOptions) -> Score:
 
 # An own small theory whose lemma the empty trace satisfies. Its proof has not been replayed
 # by a real binary on the machines this was written on (none has Tamarin), so the example only
-# exists where a prover does: the contract tests and the worker warm-up then check it.
+# exists where a prover does: the contract tests and the worker warm-up then check it. Whether
+# one does is a look on PATH, not a run: this module is imported by the pool's fork server,
+# where nothing may start (see verifiers/tamarin/prover.py).
 EXAMPLE_THEORY = """theory QuietStart begin
 
 rule Start:
@@ -174,14 +176,14 @@ VERIFIER = Verifier(
             f"```\n{EXAMPLE_PROOF}\n```",
             {"theory": EXAMPLE_THEORY, "lemma": "nothing_needs_to_start"},
         )
-        if find_prover() is not None
+        if locate_prover() is not None
         else None
     ),
 )
 
 UNAVAILABLE: dict[str, Unavailable] = (
     {}
-    if find_prover() is not None
+    if locate_prover() is not None
     else {
         "tamarin.proof": Unavailable(
             "no tamarin-prover binary on this server (the check replays the proof in it)",

@@ -1,5 +1,11 @@
 """Finding a ``tamarin-prover`` binary, and the limits every prover process gets. Prover
-processes start through ``sandbox.tools`` (own session, limits, dead with their worker)."""
+processes start through ``sandbox.tools`` (own session, limits, dead with their worker).
+
+Whether a prover is *there* (``locate_prover``: a look on PATH) is what decides, at import, if
+the family serves; *running* it (``find_prover``, which asks its version) happens only when a
+worker first needs it. Families are imported by the pool's fork server, and nothing started
+there (a process, the thread that spawns it) survives into the workers forked from it.
+"""
 
 from __future__ import annotations
 
@@ -33,12 +39,18 @@ class Prover:
         return f"{Path(self.path).name} {self.version}"
 
 
+def locate_prover(name: str | None = None) -> str | None:
+    """The path of the binary ``name`` (default: ``$TAMARIN_PROVER``, else ``tamarin-prover``),
+    or None when there is none; starts nothing, so it is safe at import time."""
+    return shutil.which(name or os.environ.get(PROVER_ENV, "tamarin-prover"))
+
+
 @cache
 def find_prover(name: str | None = None) -> Prover | None:
-    """The binary ``name`` (default: ``$TAMARIN_PROVER``, else ``tamarin-prover``) with its
-    version, or None when there is none. Cached per process: a binary installed later needs a
-    restart."""
-    path = shutil.which(name or os.environ.get(PROVER_ENV, "tamarin-prover"))
+    """The binary ``name`` (as ``locate_prover``) with the version it reports, or None when
+    there is none or it does not answer. Runs the binary: call it where a prover is about to
+    run, never at import. Cached per process: a binary installed later needs a restart."""
+    path = locate_prover(name)
     if path is None:
         return None
     try:

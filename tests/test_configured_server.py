@@ -1,0 +1,81 @@
+"""A server started as the README starts it (``envserver serve``) with every optional tool
+configured at once: a ``tamarin-prover`` (a stand-in replaying recorded runs), ``ALFWORLD_DATA``
+and PostgreSQL for the evo store. It must become ready and serve each of those families
+(issue 24: with a prover configured the server never became ready, and no test started one)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from environments.evo.seeds import seed_sources
+from tests.conftest import make_server
+from tests.optional_tools import LEMMA, PROOF, TUTORIAL, optional_tools
+from tests.postgres_support import PostgresUnavailable, postgres_server
+from tests.server import LiveServer
+from tests.test_evo_server import submit
+
+
+@pytest.fixture(scope="module")
+def configured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    folder = tmp_path_factory.mktemp("configured")
+    try:
+        with (
+            postgres_server() as store,
+            make_server(folder, ENVSERVER_EVO_STORE=store, **optional_tools(folder)) as server,
+        ):
+            yield server
+    except PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL could not start here: {exc}")
+
+
+@pytest.fixture
+def http(configured: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=configured.base_url, timeout=120) as client:
+        yield client
+
+
+def test_it_is_ready_with_nothing_disabled(http: httpx.Client) -> None:
+    ready = http.get("/readyz")
+    assert ready.status_code == 200, ready.text
+    disabled = {entry["name"] for entry in ready.json()["disabled"]}
+    assert not disabled & {"tamarin.proof", "tamarin/proof", "tamarin", "alfworld", "evo"}
+
+
+def test_a_tamarin_proof_is_scored_by_the_configured_prover(http: httpx.Client) -> None:
+    reference = {"theory": TUTORIAL, "lemma": LEMMA}
+    items = [
+        {"response": f"```\n{PROOF}\n```", "reference": reference},
+        {"response": "simplify\nby sorry", "reference": reference},  # never recorded
+    ]
+    results = http.post("/v1/verify", json={"verifier": "tamarin.proof", "items": items})
+    assert results.status_code == 200, results.text
+    proved, unrecorded = results.json()["results"]
+    assert (proved["status"], proved["reward"]) == ("ok", 1.0), proved
+    assert proved["components"]["verified"] == 1.0
+    # The stand-in refuses what was never recorded: no verdict, never a reward of 0.
+    assert (unrecorded["status"], unrecorded["reward"]) == ("error", None), unrecorded
+
+
+def test_alfworld_serves_the_released_games(http: httpx.Client) -> None:
+    options = {"games": "released", "engine": "textworld", "split": "valid_unseen",
+               "expert_plan": True}  # fmt: skip
+    reset = http.post("/v1/envs/alfworld/reset", json={"seed": 1, "options": options}).json()
+    assert reset["status"] == "ok", reset
+    step = http.post(
+        "/v1/envs/alfworld/step",
+        json={"state": reset["state"], "action": reset["info"]["expert_plan"][0]},
+    ).json()
+    assert step["status"] == "ok", step
+
+
+def test_evo_admits_lists_and_serves_from_the_postgresql_store(http: httpx.Client) -> None:
+    assert http.get("/v1/evo/envs").status_code == 200
+    admitted = submit(http, seed_sources()["lis"])
+    assert admitted["status"] == "admitted", admitted
+    listed = {env["id"] for env in http.get("/v1/evo/envs").json()}
+    assert "evo/longest_increasing_subsequence" in listed
+    reset = http.post("/v1/envs/evo/longest_increasing_subsequence/reset", json={"seed": 3})
+    assert reset.json()["status"] == "ok", reset.text
