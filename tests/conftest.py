@@ -14,6 +14,7 @@ import pytest
 
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.runner import Sandbox
+from tests.postgres_support import PostgresUnavailable, postgres_server
 from tests.server import LiveServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -79,3 +80,13 @@ def local_sandbox() -> Iterator[Sandbox]:
     sandbox = open_sandbox(SandboxConfig(backend="local", workers=2))
     yield sandbox
     sandbox.close()
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    """A real PostgreSQL server (Debian's package) for one test module: its URL."""
+    try:
+        with postgres_server() as url:
+            yield url
+    except PostgresUnavailable as exc:
+        pytest.skip(f"PostgreSQL could not start here: {exc}")

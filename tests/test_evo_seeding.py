@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ from environments.evo.seeding import SUBMITTER, admit_seeds, records, seed_admis
 from environments.evo.seeds import seed_sources
 from environments.evo.settings import EvoSettings
 from environments.evo.store import Store, SubmissionRow
-from tests.postgres_support import PostgresUnavailable, postgres_server
 from tests.server import ROOT
 
 SETTINGS = EvoSettings("sqlite://", "", "", "default", (0.05, 0.95), 8)
@@ -77,15 +75,6 @@ def test_processes_opening_a_fresh_sqlite_store_at_once_plant_the_seeds_once(
     assert store.plant(seed_admissions(), SUBMITTER) == []
     assert "string_rewriting" not in {env.name for env in store.envs()}
     assert _seed_submissions(store) == 10
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        with postgres_server() as url:
-            yield url
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL could not start here: {exc}")
 
 
 def test_processes_opening_a_fresh_postgresql_store_at_once_plant_the_seeds_once(

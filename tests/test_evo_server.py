@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from environments.evo.contract import check_source
 from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
 from tests.conftest import make_server
-from tests.postgres_support import PostgresUnavailable, postgres_server
 
 SEEDS = seed_sources()
 LIS = "evo/longest_increasing_subsequence"
@@ -221,19 +219,10 @@ def test_an_evo_construct_episode_with_a_valid_submission_earns_a_positive_rewar
         assert (step["reward"], step["info"]["stage"]) == (0.0, "L3"), step
 
 
-@pytest.fixture(scope="module")
-def shared_store() -> Iterator[str]:
-    try:
-        with postgres_server() as url:
-            yield url
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL could not start here: {exc}")
-
-
 def test_two_replicas_sharing_a_postgresql_store_serve_the_same_environments(
-    tmp_path: Path, shared_store: str
+    tmp_path: Path, postgres_url: str
 ) -> None:
-    store = {"ENVSERVER_EVO_STORE": shared_store, "ENVSERVER_SECRET": "s" * 40}
+    store = {"ENVSERVER_EVO_STORE": postgres_url, "ENVSERVER_SECRET": "s" * 40}
     with (
         make_server(tmp_path / "a", **store) as a,
         make_server(tmp_path / "b", **store) as b,

@@ -3,7 +3,6 @@ provenance, retire and restore."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,19 +11,9 @@ from environments.evo.admission import admit
 from environments.evo.seeds import seed_sources
 from environments.evo.settings import EvoSettings
 from environments.evo.store import Store
-from tests.postgres_support import PostgresUnavailable, postgres_server
 
 SEEDS = seed_sources()
 SETTINGS = EvoSettings("sqlite://", "", "", "default", (0.05, 0.95), 8)
-
-
-@pytest.fixture(scope="module")
-def postgres_url() -> Iterator[str]:
-    try:
-        with postgres_server() as url:
-            yield url
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL could not start here: {exc}")
 
 
 def _exercise(store: Store) -> None:
