@@ -64,7 +64,8 @@ _COMPARE_TIMEOUT_S = 3
 # A boxed answer wins over "the answer is ..." and over the last expression in the text.
 _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
 # A box is read as LaTeX, whole, or not at all: where its LaTeX does not parse ("3 \\star 4",
-# "3 \\lor 4", "3 \\\\ 4"), math-verify's plain-expression fallback reads its last number instead.
+# "3 \\lor 4", "3 \\\\ 4"), math-verify's fallbacks read a fraction or a number inside it instead
+# ("\\frac{1}{2} \\star 3" as 1/2), which ``_answer`` refuses.
 _BOX_TARGETS = (LatexExtractionConfig(boxed_match_priority=0),)
 _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
 # Each different box is parsed on its own; a response of thousands of them would only spend the
@@ -220,18 +221,17 @@ def _hedged(text: str, reference: _Reference, options: MathOptions) -> Score | N
 
 
 def _answer(text: str) -> list[Any] | Score:
-    """A box's answer, read by math-verify as LaTeX whole."""
+    """A box's answer, read by math-verify as LaTeX whole: where the whole does not parse,
+    math-verify's fallbacks read a fraction or a number inside it, which is no answer."""
     try:
-        predicted: list[Any] = parse(
-            text, _BOX_TARGETS, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
-        )
+        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, _BOX_TARGETS)
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
-        predicted = []
-    if not predicted:
-        return Score.invalid("the boxed answer is not readable LaTeX")
-    return predicted
+        found = None
+    if found is None or found.kinds != {"latexBoxed"}:
+        return Score.invalid("the answer is not readable LaTeX as a whole")
+    return [found.value, found.shown] if found.shown else [found.value]
 
 
 def _unboxed_answer(text: str) -> Extraction | Score:

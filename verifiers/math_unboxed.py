@@ -27,7 +27,12 @@ class Extraction:
     value: Any  # the parsed answer (a sympy object)
     shown: str  # math-verify's text for it
     spans: tuple[Span, ...]  # where its parts are in the response
-    bare: bool  # read from plain text (a number, "1/2", a bare \frac), not from delimited math
+    kinds: frozenset[str]  # what it was read from: "latexBoxed", "latexFraction", "expr", ...
+
+    @property
+    def bare(self) -> bool:
+        """Read from plain text (a number, "1/2", a bare \\frac), not from delimited math."""
+        return bool(self.kinds & {"latexFraction", "expr"})
 
 
 def extract(response: str, targets: tuple[ExtractionTarget, ...]) -> Extraction | None:
@@ -50,17 +55,17 @@ def extract(response: str, targets: tuple[ExtractionTarget, ...]) -> Extraction 
     return None
 
 
-def _where(match: re.Match[str]) -> tuple[tuple[Span, ...], bool]:
+def _where(match: re.Match[str]) -> tuple[tuple[Span, ...], frozenset[str]]:
     groups = {name: match.span(name) for name, text in match.groupdict().items() if text}
     latex = {name: span for name, span in groups.items() if "_latex" in name}
     if latex:
-        # One group per answer ("\frac{1}{2} and \frac{1}{3}" is two); a bare one is the
-        # fallback for a fraction outside delimiters.
-        spans = tuple(sorted(latex.values()))
-        return spans, any(name.endswith("_latexFraction") for name in latex)
+        # One group per answer ("\\frac{1}{2} and \\frac{1}{3}" is two), named for what it
+        # was read from: a box, $...$, or "latexFraction", a fraction outside delimiters.
+        kinds = frozenset(name.split("_", 1)[1] for name in latex)
+        return tuple(sorted(latex.values())), kinds
     # A plain number or expression: its parts (sign, digits, decimals, percent) in one span.
     starts, ends = zip(*groups.values(), strict=True)
-    return ((min(starts), max(ends)),), True
+    return ((min(starts), max(ends)),), frozenset({"expr"})
 
 
 # What an expression is made of, outside braces: commands, escaped characters, numbers (also
