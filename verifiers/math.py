@@ -16,7 +16,11 @@ An answer names one value, or it scores 0 (``verifiers/math_hedges.py`` finds th
   that boxes 3 and then 4 offered two answers. (math-verify itself reads several boxes
   inconsistently: as a set when they are close, as the last one when they are apart.)
 - A box is read as LaTeX whole or not at all: where it does not parse (``3 \\star 4``,
-  ``3 \\\\ 4``), math-verify's fallback reads its last number, so such a box is ``invalid``.
+  ``3 \\\\ 4``), math-verify's fallback reads its last number or simple fraction, so such a box
+  is ``invalid``.
+- An unboxed answer is read whole: where math-verify reads it from plain text, its match may be
+  a fragment of a larger expression (``2^{\\frac{1}{2}}`` as 1/2, ``x^2 + 3`` as 3), so the whole
+  expression around the match is scored as its box would be (``verifiers/math_unboxed.py``).
 - Against a reference that is one value, an answer that lists, relates or signs values
   (``3 \\text{ or } 4``, ``x \\ge 4``, ``\\pm 4``, ``x \\in \\{3, 4\\}``) is not that value; against
   a set, tuple or inequality those are how the answer is written, and math-verify compares it.
