@@ -33,6 +33,10 @@ FRAGMENTS = [
     ("\\frac{1}{2}^{2}", "\\frac{1}{2}"),
     ("x_{\\frac{1}{2}}", "\\frac{1}{2}"),
     ("10^{\\frac{1}{2}} \\cdot x", "\\frac{1}{2}"),
+    # A brace group never closed, or closed on a later line, is still part of the expression.
+    ("2^{\\frac{1}{2}", "\\frac{1}{2}"),
+    ("So 3 + {\\frac{1}{2}", "\\frac{1}{2}"),
+    ("2^{\n\\frac{1}{2}}", "\\frac{1}{2}"),
     ("x^2 + 3", "3"),
     ("So 2^{10} is the count", "2"),
     ("3 = 4", "4"),
@@ -185,6 +189,8 @@ def test_whole_expression_grows_a_match_to_its_expression() -> None:
     assert whole("The answer is 4 (see above).") is None
     assert whole("The answer is 4 apples.") is None
     assert whole("Final answer: 7") is None
+    assert whole("So 2^{\n\\frac{1}{2}} and more") == "2^{\n\\frac{1}{2}}"
+    assert whole("Work: {a}. Then \\frac{1}{2} is it.") is None
 
 
 def test_numbers_in_a_row_are_several_answers() -> None:

@@ -105,8 +105,8 @@ def _expression_runs(line: str) -> list[Span]:
     run_start: int | None = None
     while index < len(line):
         end: int | None = None
-        if line[index] == "{":
-            end = _brace_end(line, index)
+        if line[index] == "{":  # a group never closed runs to the end: it is not prose
+            end = _brace_end(line, index) or len(line)
         elif (token := _TOKEN.match(line, index)) is not None:
             end = token.end()
         if end is None:  # prose or punctuation: the run, if any, ends here
@@ -134,11 +134,44 @@ def _trim(text: str, start: int, end: int, keep: Span) -> Span:
     return start, end
 
 
+_BRACE = re.compile(r"\\.|[{}]", re.DOTALL)
+
+
+def _open_group(response: str, position: int) -> Span | None:
+    """The outermost brace group still open at ``position``, to its closing brace (or the end
+    of the response, where it never closes); None when ``position`` is outside braces."""
+    opened: list[int] = []
+    outer: int | None = None
+    for brace in _BRACE.finditer(response):
+        char = brace.group(0)
+        if brace.start() >= position:
+            if outer is None:
+                return None
+            if char == "{":
+                opened.append(brace.start())
+            elif char == "}":
+                opened.pop()
+                if not opened:
+                    return outer, brace.end()
+            continue
+        if char == "{":
+            opened.append(brace.start())
+        elif char == "}" and opened:
+            opened.pop()
+        outer = opened[0] if opened else None
+    return None if outer is None else (outer, len(response))
+
+
 def whole_expression(response: str, spans: tuple[Span, ...]) -> str | None:
     """The whole expression that the parts at ``spans`` belong to, when it is more than they
     are: ``2^{\\frac{1}{2}}`` around ``\\frac{1}{2}``, ``x^2 + 3`` around ``3``. None when each
     part is an expression on its own (``the answer is 4.``, ``x = 2`` is ``x = 2``)."""
     first, last = spans[0][0], spans[-1][1]
+    # The line, or lines where a brace group around the parts spans several ("2^{" and then
+    # "\\frac{1}{2}}" on the next line): a group is read whole.
+    group = _open_group(response, first)
+    if group is not None:
+        first, last = min(first, group[0]), max(last, group[1])
     line_start = response.rfind("\n", 0, first) + 1
     line_end = response.find("\n", last)
     line = response[line_start : len(response) if line_end < 0 else line_end]
