@@ -9,12 +9,17 @@ math-verify's caches warmed by the other. No server: this measures the check, no
 Rates are per second of this process's CPU time, not wall time: on a shared machine the wall
 clock mostly measures the neighbours.
 
-    .venv/bin/python -m benchmarks.math_answer_checks [--items 300] [--rounds 4]
+    .venv/bin/python -m benchmarks.math_answer_checks [--items 300] [--rounds 4] [--unboxed]
+
+``--unboxed`` writes each answer without its box and dollars ("the answer is \\frac{1}{2}.", "the
+result is \\frac{1}{2} + 1."): math-verify reads it from plain text, and the verifier finds the
+whole expression around what it read.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import time
 from collections.abc import Callable
 from functools import cache
@@ -44,6 +49,11 @@ def verifier(response: str, reference: str) -> None:
     VERIFIER(response, reference)
 
 
+def unboxed(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The same items with each answer written without its box and dollars."""
+    return [(re.sub(r"\$\\boxed\{(.*)\}\$", r"\1", r), ref) for r, ref in items]
+
+
 def rate(check: Callable[[str, str], None], items: list[tuple[str, str]]) -> float:
     """Items per CPU second."""
     started = time.process_time()
@@ -56,9 +66,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--unboxed", action="store_true", help="answers without a box")
     args = parser.parse_args()
+    form = unboxed if args.unboxed else list
 
-    warm = math_items(60, 10**9)
+    warm = form(math_items(60, 10**9))
     rate(bare, warm)
     rate(verifier, warm)
     paths = {"math-verify alone": bare, "verifier": verifier}
@@ -67,10 +79,11 @@ def main() -> None:
         names = list(paths) if round_index % 2 == 0 else list(reversed(paths))
         for offset, name in enumerate(names):
             first_seed = (2 * round_index + offset) * args.items
-            rates[name].append(rate(paths[name], math_items(args.items, first_seed)))
+            rates[name].append(rate(paths[name], form(math_items(args.items, first_seed))))
 
     # The ratio is taken within a round (the machine's load drifts between rounds).
-    print(f"math answer checks, {args.items} items x {args.rounds} rounds (medians)")
+    shape = "unboxed" if args.unboxed else "boxed"
+    print(f"math answer checks, {shape}, {args.items} items x {args.rounds} rounds (medians)")
     print(f"{'path':<20}{'items/s':>10}{'ratio':>8}  per-round items per CPU second")
     baseline = rates["math-verify alone"]
     for name, values in rates.items():

@@ -16,7 +16,11 @@ An answer names one value, or it scores 0 (``verifiers/math_hedges.py`` finds th
   that boxes 3 and then 4 offered two answers. (math-verify itself reads several boxes
   inconsistently: as a set when they are close, as the last one when they are apart.)
 - A box is read as LaTeX whole or not at all: where it does not parse (``3 \\star 4``,
-  ``3 \\\\ 4``), math-verify's fallback reads its last number, so such a box is ``invalid``.
+  ``3 \\\\ 4``), math-verify's fallback reads its last number or simple fraction, so such a box
+  is ``invalid``.
+- An unboxed answer is read whole: where math-verify reads it from plain text, its match may be
+  a fragment of a larger expression (``2^{\\frac{1}{2}}`` as 1/2, ``x^2 + 3`` as 3), so the whole
+  expression around the match is scored as its box would be (``verifiers/math_unboxed.py``).
 - Against a reference that is one value, an answer that lists, relates or signs values
   (``3 \\text{ or } 4``, ``x \\ge 4``, ``\\pm 4``, ``x \\in \\{3, 4\\}``) is not that value; against
   a set, tuple or inequality those are how the answer is written, and math-verify compares it.
@@ -39,6 +43,7 @@ from typing import Any, Literal
 import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.errors import TimeoutException
+from math_verify.utils import timeout
 from pydantic import Field
 
 from verifiers.base import Verifier
@@ -52,6 +57,7 @@ from verifiers.math_hedges import (
     markers,
     written_as_decimal,
 )
+from verifiers.math_unboxed import Extraction, extract, whole_expression
 from verifiers.numbers import Options
 from verifiers.score import Score
 
@@ -62,7 +68,8 @@ _COMPARE_TIMEOUT_S = 3
 # A boxed answer wins over "the answer is ..." and over the last expression in the text.
 _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
 # A box is read as LaTeX, whole, or not at all: where its LaTeX does not parse ("3 \\star 4",
-# "3 \\lor 4", "3 \\\\ 4"), math-verify's plain-expression fallback reads its last number instead.
+# "3 \\lor 4", "3 \\\\ 4"), math-verify's fallbacks read a fraction or a number inside it instead
+# ("\\frac{1}{2} \\star 3" as 1/2), which ``_answer`` refuses.
 _BOX_TARGETS = (LatexExtractionConfig(boxed_match_priority=0),)
 _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
 # Each different box is parsed on its own; a response of thousands of them would only spend the
@@ -217,21 +224,29 @@ def _hedged(text: str, reference: _Reference, options: MathOptions) -> Score | N
     return None
 
 
-def _answer(text: str, boxed: bool) -> list[Any] | Score:
-    targets = _BOX_TARGETS if boxed else _RESPONSE_TARGETS
+def _answer(text: str) -> list[Any] | Score:
+    """A box's answer, read by math-verify as LaTeX whole: where the whole does not parse,
+    math-verify's fallbacks read a fraction or a number inside it, which is no answer."""
     try:
-        predicted: list[Any] = parse(
-            text, targets, parsing_timeout=_PARSE_TIMEOUT_S, raise_on_error=True
-        )
+        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, _BOX_TARGETS)
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
-        predicted = []
-    if not predicted:
-        return Score.invalid(
-            "the boxed answer is not readable LaTeX" if boxed else "no final answer found"
-        )
-    return predicted
+        found = None
+    if found is None or found.kinds != {"latexBoxed"}:
+        return Score.invalid("the answer is not readable LaTeX as a whole")
+    return [found.value, found.shown] if found.shown else [found.value]
+
+
+def _unboxed_answer(text: str) -> Extraction | Score:
+    """The answer math-verify finds in a response without a box, and where it found it."""
+    try:
+        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, _RESPONSE_TARGETS)
+    except TimeoutException:
+        return Score.timeout("extracting the answer took too long")
+    except Exception:  # an extraction math-verify cannot make is no answer
+        found = None
+    return Score.invalid("no final answer found") if found is None else found
 
 
 def _final_value_check(predicted: list[Any], reference: _Reference, options: MathOptions) -> Score:
@@ -315,20 +330,38 @@ def _check_answer(
 ) -> Score:
     """Score one answer: ``text`` is what math-verify extracts it from (a box, or the whole
     response), ``own_text`` the answer's own text when known (a box's content)."""
-    screened = None if own_text is None else _screen(own_text, reference, options)
+    if own_text is None:
+        return _check_unboxed(text, gold, reference, options)
+    screened = _screen(own_text, reference, options)
     if screened is not None:
         return screened
-    if own_text is not None and options.accept_decimal_approximations:
+    if options.accept_decimal_approximations:
         text = f"\\boxed{{{approximated_value(own_text)}}}"  # "\\approx 4" gives 4
-    predicted = _answer(text, boxed=own_text is not None)
+    predicted = _answer(text)
     if isinstance(predicted, Score):
         return predicted
-    if own_text is None and isinstance(predicted[-1], str):
-        # An unboxed answer: the rest of its sentence is part of it ("3, or maybe 4").
-        sentence = answer_sentence(text, predicted[-1])
-        hedged = None if sentence is None else _hedged(sentence, reference, options)
-        if hedged is not None:
-            return hedged
+    return _compare(gold, predicted, reference, options)
+
+
+def _check_unboxed(
+    response: str, gold: tuple[Any, ...], reference: _Reference, options: MathOptions
+) -> Score:
+    found = _unboxed_answer(response)
+    if isinstance(found, Score):
+        return found
+    # Read from plain text, math-verify's match may be a fragment of a larger expression
+    # ("2^{\\frac{1}{2}}" read as 1/2): the whole expression is the answer, read as its box
+    # would be, or the answer is not readable.
+    whole = whole_expression(response, found.spans) if found.bare else None
+    answer = found.shown if whole is None else whole
+    # An unboxed answer: the rest of its sentence is part of it ("3, or maybe 4").
+    sentence = answer_sentence(response, answer)
+    hedged = None if sentence is None else _hedged(sentence, reference, options)
+    if hedged is not None:
+        return hedged
+    if whole is not None:
+        return _check_answer(f"\\boxed{{{whole}}}", whole, gold, reference, options)
+    predicted = [found.value, found.shown] if found.shown else [found.value]
     return _compare(gold, predicted, reference, options)
 
 

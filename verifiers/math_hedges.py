@@ -51,6 +51,11 @@ _HEDGES = (
     # only, or a long run of digits would be re-scanned from each of them.)
     r"(?<![A-Za-z\\\d])\d+\s*_",
     r"\\\\",  # a line break: two lines are two answers (a matrix reference allows it)
+    # Numbers in a row are several answers, as several boxes are: math-verify reads
+    # "\frac{1}{2} \frac{1}{3}" as their product and "4 1" as their sum. Not a mixed number
+    # ("3 \frac{1}{2}") or a thousands group ("1 000").
+    r"\\[dt]?frac\s*(?:\{[^{}]*\}\s*\{[^{}]*\}|\d\s*\d)\s*(?=\.?\d|\\[dt]?frac(?![A-Za-z]))",
+    r"(?<![\d.,])\d+(?:\.\d+)?[ \t]+(?!\d{3}(?![\d.]))(?=\.?\d)",
     r"\\(?:boxed|fbox)(?![A-Za-z])",  # a box inside a box: math-verify reads the inner one
 )
 _APPROXIMATIONS = (

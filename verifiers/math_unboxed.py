@@ -1,0 +1,190 @@
+r"""An unboxed math answer: where math-verify found it, and the whole expression around it.
+
+Outside math delimiters (no box, no ``$...$``), math-verify reads an answer from a regex match:
+a plain number, a simple expression such as ``1/2``, or its bare-LaTeX fallback, the last
+simple ``\frac{a}{b}``. Such a match can be a fragment of a larger expression: ``2^{\frac{1}{2}}``
+is read as 1/2, ``\frac{1}{2} + \frac{1}{3}`` as 1/3, ``x^2 + 3`` as 3, ``2\sqrt{3}`` as 2. This
+module finds which match math-verify used and where it sits in the response, and grows it to
+the whole expression it is part of, so that the verifier can read that expression instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+from math_verify.parser import ExtractionTarget, extract_match, get_extraction_regexes
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """The answer math-verify reads in a response, and where it read it."""
+
+    value: Any  # the parsed answer (a sympy object)
+    shown: str  # math-verify's text for it
+    spans: tuple[Span, ...]  # where its parts are in the response
+    kinds: frozenset[str]  # what it was read from: "latexBoxed", "latexFraction", "expr", ...
+
+    @property
+    def bare(self) -> bool:
+        """Read from plain text (a number, "1/2", a bare \\frac), not from delimited math."""
+        return bool(self.kinds & {"latexFraction", "expr"})
+
+
+def extract(response: str, targets: tuple[ExtractionTarget, ...]) -> Extraction | None:
+    """math-verify's own choice of answer (``math_verify.parse`` with its defaults: the best
+    priority with a match, rightmost match first, the first that parses), with where it is.
+    ``parse`` gives the value only; the match is needed to see what surrounds it."""
+    patterns = [
+        (pattern, target, priority)
+        for target_patterns, target in get_extraction_regexes(targets)
+        for pattern, priority in target_patterns
+    ]
+    patterns.sort(key=lambda entry: entry[2])
+    for _, group in groupby(patterns, key=lambda entry: entry[2]):
+        matches = [(m, target) for pattern, target, _ in group for m in pattern.finditer(response)]
+        matches.sort(key=lambda entry: (entry[0].end(), -entry[0].start()), reverse=True)
+        for match, target in matches:
+            value, shown = extract_match(match, target)
+            if value is not None:
+                return Extraction(value, shown, *_where(match))
+    return None
+
+
+def _where(match: re.Match[str]) -> tuple[tuple[Span, ...], frozenset[str]]:
+    groups = {name: match.span(name) for name, text in match.groupdict().items() if text}
+    latex = {name: span for name, span in groups.items() if "_latex" in name}
+    if latex:
+        # One group per answer ("\\frac{1}{2} and \\frac{1}{3}" is two), named for what it
+        # was read from: a box, $...$, or "latexFraction", a fraction outside delimiters.
+        kinds = frozenset(name.split("_", 1)[1] for name in latex)
+        return tuple(sorted(latex.values())), kinds
+    # A plain number or expression: its parts (sign, digits, decimals, percent) in one span.
+    starts, ends = zip(*groups.values(), strict=True)
+    return ((min(starts), max(ends)),), frozenset({"expr"})
+
+
+# What an expression is made of, outside braces: commands, escaped characters, numbers (also
+# with thousands separators), operators and brackets, spaces, and single letters (variables).
+# A word of two letters or more is prose, and ends the expression; so does any other character
+# (a sentence's full stop or colon, a comma outside brackets, a dollar sign). A single letter
+# followed by a word is prose too ("a day", "I got").
+_TOKEN = re.compile(
+    r"\\[A-Za-z]+|\\.|\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)?|\.\d+"
+    r"|[-+*/^_=()\[\]|!<>'&%~\u00d7\u00f7\u00b7\u2212\u03c0\u221a\u221e]|[ \t]+"
+    r"|(?<![A-Za-z])[A-Za-z](?![A-Za-z])(?![ \t]+[A-Za-z]{2})"
+)
+_WORD = re.compile(r"[A-Za-z]+|.", re.DOTALL)
+_OPEN, _CLOSE = "([", ")]"
+
+
+def _brace_end(line: str, start: int) -> int | None:
+    """The index after the ``}`` that closes the ``{`` at ``start``; None when none does."""
+    depth = 0
+    index = start
+    while index < len(line):
+        char = line[index]
+        if char == "\\":
+            index += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        index += 1
+        if depth == 0:
+            return index
+    return None
+
+
+def _expression_runs(line: str) -> list[Span]:
+    """The spans of ``line`` that are math: runs of expression tokens, a brace group whole."""
+    runs: list[Span] = []
+    index = 0
+    run_start: int | None = None
+    while index < len(line):
+        end: int | None = None
+        if line[index] == "{":  # a group never closed runs to the end: it is not prose
+            end = _brace_end(line, index) or len(line)
+        elif (token := _TOKEN.match(line, index)) is not None:
+            end = token.end()
+        if end is None:  # prose or punctuation: the run, if any, ends here
+            if run_start is not None:
+                runs.append((run_start, index))
+                run_start = None
+            word = _WORD.match(line, index)
+            index = word.end() if word else index + 1
+            continue
+        if run_start is None:
+            run_start = index
+        index = end
+    if run_start is not None:
+        runs.append((run_start, len(line)))
+    return runs
+
+
+def _trim(text: str, start: int, end: int, keep: Span) -> Span:
+    """``[start, end)`` without the spaces, relation signs and unmatched brackets at its ends
+    ("4 (see above)" leaves "4 ("), never cutting into ``keep``."""
+    while start < keep[0] and (text[start].isspace() or text[start] in "=" + _CLOSE):
+        start += 1
+    while end > keep[1] and (text[end - 1].isspace() or text[end - 1] in "=" + _OPEN):
+        end -= 1
+    return start, end
+
+
+_BRACE = re.compile(r"\\.|[{}]", re.DOTALL)
+
+
+def _open_group(response: str, position: int) -> Span | None:
+    """The outermost brace group still open at ``position``, to its closing brace (or the end
+    of the response, where it never closes); None when ``position`` is outside braces."""
+    opened: list[int] = []
+    outer: int | None = None
+    for brace in _BRACE.finditer(response):
+        char = brace.group(0)
+        if brace.start() >= position:
+            if outer is None:
+                return None
+            if char == "{":
+                opened.append(brace.start())
+            elif char == "}":
+                opened.pop()
+                if not opened:
+                    return outer, brace.end()
+            continue
+        if char == "{":
+            opened.append(brace.start())
+        elif char == "}" and opened:
+            opened.pop()
+        outer = opened[0] if opened else None
+    return None if outer is None else (outer, len(response))
+
+
+def whole_expression(response: str, spans: tuple[Span, ...]) -> str | None:
+    """The whole expression that the parts at ``spans`` belong to, when it is more than they
+    are: ``2^{\\frac{1}{2}}`` around ``\\frac{1}{2}``, ``x^2 + 3`` around ``3``. None when each
+    part is an expression on its own (``the answer is 4.``, ``x = 2`` is ``x = 2``)."""
+    first, last = spans[0][0], spans[-1][1]
+    # The line, or lines where a brace group around the parts spans several ("2^{" and then
+    # "\\frac{1}{2}}" on the next line): a group is read whole.
+    group = _open_group(response, first)
+    if group is not None:
+        first, last = min(first, group[0]), max(last, group[1])
+    line_start = response.rfind("\n", 0, first) + 1
+    line_end = response.find("\n", last)
+    line = response[line_start : len(response) if line_end < 0 else line_end]
+    runs = _expression_runs(line)
+    grown = []
+    for part_start, part_end in spans:
+        start, end = part_start - line_start, part_end - line_start
+        around = [run for run in runs if run[0] < end and run[1] > start]
+        whole_start = min([start] + [run[0] for run in around])
+        whole_end = max([end] + [run[1] for run in around])
+        grown.append(_trim(line, whole_start, whole_end, (start, end)))
+    if all(
+        (g[0] + line_start, g[1] + line_start) == span for g, span in zip(grown, spans, strict=True)
+    ):
+        return None
+    return line[grown[0][0] : grown[-1][1]]
