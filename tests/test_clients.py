@@ -410,8 +410,7 @@ def test_a_gateways_answer_for_a_lost_replica_is_retried_and_the_services_errors
 
 def test_client_package_stays_light() -> None:
     program = (
-        "import sys, clients.cli, clients.gym, clients.http; "
-        "print(' '.join(sorted(sys.modules)))"
+        "import sys, clients.cli, clients.gym, clients.http; print(' '.join(sorted(sys.modules)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", program],
