@@ -126,9 +126,11 @@ def _seq(s: ir.Seq, conj: bool) -> Iterator[ir.Seq]:
         for x in _seq(s.rhs, conj):
             yield replace(s, rhs=x)
     elif isinstance(s, ir.SDelay) and s.lhs is not None and not conj:
-        # Concatenation distributes over or on both sides.
-        lhs = s.lhs
-        yield from _pair(lhs, s.rhs, split, lambda x, y: replace(s, lhs=x, rhs=y))
+        # Concatenation distributes over or on both sides (its sides are not parts).
+        for x in _seq(s.lhs, conj):
+            yield replace(s, lhs=x)
+        for x in _seq(s.rhs, conj):
+            yield replace(s, rhs=x)
 
 
 def _expr(e: ir.Expr, conj: bool) -> Iterator[ir.Expr]:
