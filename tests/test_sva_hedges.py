@@ -62,39 +62,63 @@ def _hedges(body: str, ant: str | None, x: str) -> dict[str, tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize(("env_id", "index"), CASES)
-def test_hedges_earn_nothing_by_task_id(env_id: str, index: int) -> None:
-    env = _env(env_id)
-    seed, task = _tasks(env_id)[index]
-    body, ant = _parts(task)[1], _antecedent(task)
-    for name, (hedge, verdict) in _hedges(body, ant, _signal(task)).items():
+FORMS = (
+    "R and G",
+    "G and R",
+    "(G and R) and G2",
+    "not (not G or not R)",
+    "R or S",
+    "S or (R or S2)",
+    "not (not R and not S)",
+    "consequent and",
+    "consequent or",
+    "antecedent or",
+)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_hedges_earn_nothing_by_task_id(form: str) -> None:
+    scored = 0
+    for env_id, index in CASES:
+        env = _env(env_id)
+        seed, task = _tasks(env_id)[index]
+        body, ant = _parts(task)[1], _antecedent(task)
+        hedges = _hedges(body, ant, _signal(task))
+        if form not in hedges:
+            continue  # an implication form, and this reference is an invariant
+        hedge, verdict = hedges[form]
         answer = _assertion(task, hedge)
         score = env.score_response(seed, env.spec.options_model(), answer)
-        assert score.extra.get("verdict") == verdict, (env_id, seed, name, answer, score)
-        assert (score.status, score.reward) == ("ok", 0.0), (env_id, seed, name, answer, score)
-        assert score.components["hedge"] == 1.0, (name, score)
+        assert score.extra.get("verdict") == verdict, (env_id, seed, answer, score)
+        assert (score.status, score.reward) == ("ok", 0.0), (env_id, seed, answer, score)
+        assert score.components["hedge"] == 1.0, (env_id, seed, answer, score)
         strict = NL2SVA(answer, task.reference, STRICT)
-        assert (strict.status, strict.reward) == ("ok", 0.0), (env_id, seed, name, strict)
+        assert (strict.status, strict.reward) == ("ok", 0.0), (env_id, seed, answer, strict)
+        scored += 1
+    assert scored >= 6  # two implications and one invariant per environment
 
 
-def test_boolean_hedges_by_task_id() -> None:
-    # NL2SVA-Machine row 2: (sig_G && (sig_C && sig_A)) |-> ##5 (sig_I !== 1'b1).
+# NL2SVA-Machine row 2: (sig_G && (sig_C && sig_A)) |-> ##5 (sig_I !== 1'b1).
+TRIGGER = "(sig_G && sig_C && sig_A)"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"{TRIGGER} |-> ##5 (!sig_I && $past(!sig_I))",  # ##5 and ##4 guessed at once
+        f"{TRIGGER} |-> ##5 ((sig_I !== 1'b1) & $past(!sig_I))",  # a 1-bit &
+        f"{TRIGGER} |-> ##5 !(sig_I || $past(sig_I))",  # De Morgan
+        f"({TRIGGER} || $past(sig_G)) |-> ##5 !sig_I",  # || of two triggers
+        f"{TRIGGER} |-> ##5 (!sig_I || $past(sig_I))",  # || of two consequents: weaker
+        f"{TRIGGER} |-> ##5 ((sig_I || $past(sig_I)) !== 1'b1)",  # && spelled as !== 1
+    ],
+)
+def test_boolean_hedges_by_task_id(body: str) -> None:
     env = _env("sva/nl2sva-machine")
-    trigger = "(sig_G && sig_C && sig_A)"
-    for body in (
-        f"{trigger} |-> ##5 (!sig_I && $past(!sig_I))",  # ##5 and ##4 guessed at once
-        f"{trigger} |-> ##5 ((sig_I !== 1'b1) & $past(!sig_I))",  # a 1-bit &
-        f"{trigger} |-> ##5 !(sig_I || $past(sig_I))",  # De Morgan
-        f"({trigger} || $past(sig_G)) |-> ##5 !sig_I",  # || of two triggers
-        f"{trigger} |-> ##5 (!sig_I || $past(sig_I))",  # || of two consequents: weaker
-        f"{trigger} |-> ##5 ((sig_I || $past(sig_I)) !== 1'b1)",
-    ):
-        answer = f"assert property (@(posedge clk) {body});"
-        score = env.score_response(2, env.spec.options_model(), answer)
-        assert (score.status, score.reward, score.components["hedge"]) == ("ok", 0.0, 1.0), (
-            body,
-            score,
-        )
+    answer = f"assert property (@(posedge clk) {body});"
+    score = env.score_response(2, env.spec.options_model(), answer)
+    assert (score.status, score.reward) == ("ok", 0.0), score
+    assert score.components["hedge"] == 1.0, score
 
 
 def test_honest_one_way_answers_keep_their_credit() -> None:
