@@ -173,11 +173,13 @@ def _positive(e: ir.Expr) -> ir.Expr:
     return e
 
 
-def surplus(a: object, b: object, options: CheckOptions, conjunctive: bool) -> bool | None:
+def surplus(
+    a: object, b: object, options: CheckOptions, conjunctive: bool, deadline: float | None = None
+) -> bool | None:
     """Whether some part of ``a`` is surplus against ``b``: for ``a`` stronger than ``b``
     (``conjunctive``), a drop of a conjunct that still implies ``b``; for ``a`` weaker, a drop
     of a disjunct that ``b`` still implies. More than ``MAX_PARTS`` parts count as surplus.
-    None: undecided within the time limit."""
+    None: undecided by ``deadline`` (default: ``options.timeout_s`` from now)."""
     from .api import Assertion
 
     assert isinstance(a, Assertion) and isinstance(b, Assertion)
@@ -191,7 +193,8 @@ def surplus(a: object, b: object, options: CheckOptions, conjunctive: bool) -> b
         return False
     if len(parts) > MAX_PARTS:
         return True
-    deadline = time.monotonic() + options.timeout_s
+    if deadline is None:
+        deadline = time.monotonic() + options.timeout_s
     da, db = _disables(a.ir, b.ir, options)
     try:
         enc = _encode([a.ir, b.ir], _widths([a, b]), options, deadline)

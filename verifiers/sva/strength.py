@@ -133,7 +133,7 @@ def strengthening(a: object, b: object, options: CheckOptions) -> Strengthening:
         if r != z3.sat:
             return "unknown" if r == z3.unknown else "constrains_inputs"
     # Several guesses joined by "and": one right guess implies b on its own.
-    hedge = surplus(a, b, options, conjunctive=True)
+    hedge = surplus(a, b, options, conjunctive=True, deadline=deadline)  # one time limit
     if hedge is None:
         return "unknown"
     return "hedge" if hedge else "meaningful"
