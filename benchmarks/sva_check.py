@@ -7,7 +7,9 @@ pairs of the subset yosys accepts through the SymbiYosys path (BMC, smtbmc + Z3)
 the speed-up at the median on those same pairs (target >= 20x), and the verdicts' agreement.
 Before that, the strengthening judgement (``judge_strengthening``, which a one-way "stronger"
 verdict needs before it earns partial credit) on every pair judged ``a_implies_b``: its
-verdicts, and its cost against the equivalence check of the same pairs in the same run.
+verdicts, and its cost against the equivalence check of the same pairs in the same run; then
+the same for the disjunctive-hedge judgement (``judge_weakening``) on every ``b_implies_a``
+pair.
 
     python -m benchmarks.sva_check [--sby-pairs 20] [--data nl2sva_machine.csv]
 
@@ -30,6 +32,7 @@ from verifiers.sva.api import (
     SvaError,
     check_equivalence,
     judge_strengthening,
+    judge_weakening,
     parse_assertion,
 )
 
@@ -77,6 +80,7 @@ def main() -> None:
     print(f"  verdicts {dict(sorted(counts.items()))}")
 
     _strengthening(pairs, latencies, verdicts, options)
+    _weakening(pairs, latencies, verdicts, options)
     _compare_with_sby(pairs, latencies, verdicts, testbench, args.sby_pairs)
 
 
@@ -100,6 +104,34 @@ def _strengthening(
         checks.append(latencies[(ref_text, mut_text)])
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     print(f"strengthening judgement on the {len(stronger)} pairs judged a_implies_b")
+    for label, q in (("p50", 50.0), ("p99", 99.0)):
+        ours, base = percentile(times, q) * 1000, percentile(checks, q) * 1000
+        print(f"  {label}      {ours:8.1f} ms   (equivalence check: {base:.1f} ms)")
+    print(f"  added cost: {sum(times) / sum(checks):5.2f}x the check's time on these pairs")
+    print(f"  outcomes {dict(sorted(outcomes.items()))}")
+
+
+def _weakening(
+    pairs: list[tuple[str, str, Assertion, Assertion]],
+    latencies: dict[tuple[str, str], float],
+    verdicts: dict[tuple[str, str], str],
+    options: CheckOptions,
+) -> None:
+    """Time ``judge_weakening`` (the disjunctive-hedge check) where the reference implies the
+    mutant."""
+    weaker = [p for p in pairs if verdicts[(p[0], p[1])] == "b_implies_a"]
+    if not weaker:
+        return
+    times: list[float] = []
+    checks: list[float] = []
+    outcomes: dict[str, int] = {}
+    for ref_text, mut_text, reference, mutant in weaker:
+        begin = time.perf_counter()
+        outcome = judge_weakening(mutant, reference, options)
+        times.append(time.perf_counter() - begin)
+        checks.append(latencies[(ref_text, mut_text)])
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    print(f"hedge (or) judgement on the {len(weaker)} pairs judged b_implies_a")
     for label, q in (("p50", 50.0), ("p99", 99.0)):
         ours, base = percentile(times, q) * 1000, percentile(checks, q) * 1000
         print(f"  {label}      {ours:8.1f} ms   (equivalence check: {base:.1f} ms)")

@@ -13,7 +13,9 @@ signals. The reward (documented in ``environments/sva/README.md``):
   triggered (while the reference is not), or a stronger one that is not a meaningful
   strengthening (``api.judge_strengthening``: unsatisfiable, failing wherever the reference is
   exercised, or demanding something of inputs the reference leaves free): then 0, since such
-  answers are implied by, or imply, nearly every reference;
+  answers are implied by, or imply, nearly every reference; and unless it is several answers
+  at once (``hedges.py``: guesses joined by ``and`` or ``or``, one part of which already
+  stands in that relation to the reference on its own): then 0 too, component ``hedge``;
 - 0: neither direction holds;
 - None, status ``timeout``: the solver ran out of time (trainers mask it).
 
@@ -48,8 +50,10 @@ from verifiers.sva.api import (
     is_tautology,
     is_vacuous,
     judge_strengthening,
+    judge_weakening,
     parse_assertion,
 )
+from verifiers.sva.hedges import MAX_PARTS
 
 VERSION = "1"
 PARTIAL_CREDIT = 0.4
@@ -242,6 +246,7 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
         "a_implies_b": float(result.verdict in ("equivalent", "a_implies_b")),
         "b_implies_a": float(result.verdict in ("equivalent", "b_implies_a")),
         "vacuous": 0.0,
+        "hedge": 0.0,
         "reference_tautology": float(bool(ref_tautology)),
     }
     widths_of = {s.name: s.width for s in candidate.signals}
@@ -260,7 +265,15 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
             components["vacuous"] = 1.0
             notes = ["the answer is vacuous (always true or never triggered): no credit"]
         else:
-            reward = options.partial_credit
+            # Several guesses joined by "or": the reference implies it through one of them.
+            weakening = judge_weakening(candidate, ref, check)
+            if weakening == "unknown":
+                return Score.timeout("the hedge check ran out of time")
+            if weakening == "hedge":
+                components["hedge"] = 1.0
+                notes = [_HEDGE]
+            else:
+                reward = options.partial_credit
     elif result.verdict == "a_implies_b":
         # An answer implies the reference vacuously when it holds on no trace, or only on
         # traces where the reference is never exercised: stronger, but not a strengthening.
@@ -269,6 +282,9 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
             return Score.timeout("the strengthening check ran out of time")
         if strength == "meaningful" or (strength == "blocks_trigger" and ref_vacuous):
             reward = options.partial_credit
+        elif strength == "hedge":
+            components["hedge"] = 1.0
+            notes = [_HEDGE]
         else:
             components["vacuous"] = 1.0
             notes = [_HOLLOW[strength]]
@@ -293,6 +309,11 @@ _HOLLOW = {
     "behaviour, not by checking more: no credit",
 }
 
+_HEDGE = (
+    "the answer joins several claims and one part of it alone already stands in the same "
+    "relation to the reference (the rest is surplus guessing), or it has more than "
+    f"{MAX_PARTS} parts: several answers at once earn no credit"
+)
 
 _VERDICTS = {
     "equivalent": "the answer is equivalent to the reference",
@@ -325,6 +346,7 @@ COMPONENTS = (
     "a_implies_b",
     "b_implies_a",
     "vacuous",
+    "hedge",
     "reference_tautology",
 )
 """The parts of an SVA score (an unreadable answer carries ``syntax`` only)."""

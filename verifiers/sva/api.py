@@ -10,8 +10,9 @@ from typing import Literal
 Verdict = Literal["equivalent", "a_implies_b", "b_implies_a", "different", "unknown"]
 ErrorKind = Literal["syntax", "elaboration", "signal", "unsupported", "too_large"]
 Strengthening = Literal[
-    "meaningful", "unsatisfiable", "blocks_trigger", "constrains_inputs", "unknown"
+    "meaningful", "unsatisfiable", "blocks_trigger", "constrains_inputs", "hedge", "unknown"
 ]
+Weakening = Literal["meaningful", "hedge", "unknown"]
 
 
 class SvaError(ValueError):
@@ -152,9 +153,25 @@ def judge_strengthening(
     - ``constrains_inputs``: on one of a few random input traces of the signals ``b`` reads
       only in antecedents (fixed by the pair's text, so the judgement is deterministic) ``G b``
       can be met and ``G a`` cannot;
+    - ``hedge``: ``a`` with one of its conjuncts removed still implies ``b`` (``hedges.py``
+      says what a conjunct is: property ``and``, ``&&`` in a consequent, ``or`` in an
+      antecedent, ...): the removed part is surplus guessing, or ``a`` has more than
+      ``hedges.MAX_PARTS`` conjuncts;
     - ``meaningful``: none of these; ``unknown``: undecided within the time limit.
 
     ``a``'s own ``disable iff`` is read as ``options`` says (``b``'s is held off)."""
     from .strength import strengthening
 
     return strengthening(a, b, options or CheckOptions())
+
+
+def judge_weakening(a: Assertion, b: Assertion, options: CheckOptions | None = None) -> Weakening:
+    """For ``a`` that ``b`` implies (verdict ``b_implies_a``): ``hedge`` when ``a`` with one of
+    its disjuncts removed (property ``or``, ``||`` in a consequent, sequence ``or``, ...; see
+    ``hedges.py``) is still implied by ``b`` (the removed part is a surplus guess: ``b or c``
+    with ``b`` the reference), or ``a`` has more than ``hedges.MAX_PARTS`` disjuncts;
+    ``meaningful`` otherwise; ``unknown``: undecided within the time limit."""
+    from .hedges import surplus
+
+    hedge = surplus(a, b, options or CheckOptions(), conjunctive=False)
+    return "unknown" if hedge is None else "hedge" if hedge else "meaningful"

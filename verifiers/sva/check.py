@@ -39,9 +39,12 @@ def _sizes(irs: list[ir.AssertionIR]) -> tuple[int, int, int, bool]:
     span = max(m.span for m in ms)
     depth = max(m.depth for m in ms)
     unbounded = sum(m.unbounded for m in ms)
-    # §4.5: a safety violation shows within H cycles of an attempt, so 2H + D + 4 cycles leave
-    # room for the attempt, its history and a loop.
-    want = max(K_MIN, 2 * span + depth + 4)
+    # §4.5: a safety violation shows within H cycles of an attempt, so 2H cycles leave room for
+    # the attempt and a loop. $past needs 2D more: cycles 0..D-1 read the all-zero values
+    # before cycle 0, so they cannot repeat on the loop, and the D cycles before the loop are
+    # the copy of its last D (the history closure). With only D, a trace that is quiet for D
+    # cycles and then periodic did not fit: `a |-> $past(x, 7)` was judged to forbid `a`.
+    want = max(K_MIN, 2 * span + 2 * depth + 4)
     k = min(want, K_MAX)
     depth = min(depth, k)
     window = k + span + 2 + min(unbounded, 4) * k

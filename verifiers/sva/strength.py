@@ -1,8 +1,9 @@
 """When an answer that implies the reference earns credit: ``G a => G b`` also holds when ``a``
 holds on no trace (``1'b0``), only on traces where ``b`` is never exercised (``a |-> 1'b0``
 against ``a |-> ##1 b``), or only on inputs ``b`` leaves free (``sig_A && sig_B && ...``: every
-signal always high implies most references with a positive consequent). None of these is a
-strengthening of ``b``; each is found here with the checker's lasso encoding."""
+signal always high implies most references with a positive consequent), or through one part of
+a conjunction of guesses (``hedges.py``). None of these is a strengthening of ``b``; each is
+found here with the checker's lasso encoding."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import z3
 from . import ir
 from .api import CheckOptions, Strengthening, SvaError
 from .check import _check, _disables, _encode, _solver, _widths
+from .hedges import surplus
 from .lasso import Timeout, mk_not, to_z3
 
 INPUT_SAMPLES = 4
@@ -130,4 +132,8 @@ def strengthening(a: object, b: object, options: CheckOptions) -> Strengthening:
         s.pop()
         if r != z3.sat:
             return "unknown" if r == z3.unknown else "constrains_inputs"
-    return "meaningful"
+    # Several guesses joined by "and": one right guess implies b on its own.
+    hedge = surplus(a, b, options, conjunctive=True, deadline=deadline)  # one time limit
+    if hedge is None:
+        return "unknown"
+    return "hedge" if hedge else "meaningful"
