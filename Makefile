@@ -68,6 +68,9 @@ bench: setup
 	$(BIN)/python -m benchmarks.alfworld_step
 	$(BIN)/python -m benchmarks.sva_check
 	$(BIN)/python -m benchmarks.token_seal
+	$(BIN)/python -m benchmarks.reward_metrics
+	$(BIN)/python -m benchmarks.opt_reset
+	$(BIN)/python -m benchmarks.recovery
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
