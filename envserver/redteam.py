@@ -185,8 +185,8 @@ def load_suites(found: Iterable[Family]) -> tuple[list[Suite], list[Family]]:
 
 def select(suites: Iterable[Suite], wanted: str | None) -> list[Suite]:
     """The suites to run for ``--env wanted``: the family named so whole, else the cases that
-    score with that environment or verifier (or any environment of that family, ``opt`` for
-    ``opt/tsp``); every suite when ``wanted`` is None."""
+    score with that environment or verifier (or any environment of that family: ``fam`` for
+    ``fam/task``); every suite when ``wanted`` is None."""
     if wanted is None:
         return list(suites)
     chosen = []
@@ -336,7 +336,7 @@ def run(target: Target, suites: Iterable[Suite]) -> list[CaseResult]:
 class InProcess:
     """Cases scored in this process through ``registry``, resolved as the service resolves them
     (task ids parsed, versions and options checked); no per-item time limit is enforced here
-    beyond each family's own (the sandbox's, for code)."""
+    beyond each family's own (a sandbox run's limits, say)."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry

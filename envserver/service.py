@@ -133,8 +133,8 @@ class Service:
 
     def label(self, name: str) -> str:
         """``name`` as a metrics label: an environment or verifier the registry holds (or
-        ``mixed``) as is; an environment a family adds while serving (``evo/<name>``: they come
-        and go without bound) as its family's ``<family>/*``, so the series stay bounded."""
+        ``mixed``) as is; an environment a family adds while serving (``<family>/<name>``: they
+        come and go without bound) as its family's ``<family>/*``, so the series stay bounded."""
         if name in self.registry.envs or name in self.registry.verifiers or name == "mixed":
             return name
         return f"{name.split('/', maxsplit=1)[0]}/*"

@@ -2,10 +2,10 @@
 client.
 
 Format: ``est2.<base64url(AES-256-GCM-SIV(json))>.<base64url(nonce)>``. The sealed JSON holds
-the env id, the env version and the state; the client can neither read it (a WebShop state holds
-the goal product, an ALFWorld state the whole world: reading them would be winning) nor alter,
-truncate, move it to another environment or replay it against another version without it being
-refused. ``est1`` tokens (zlib JSON, only signed, readable) are refused by name.
+the env id, the env version and the state; the client can neither read it (a shopping task's
+state holds the goal product, a text world's the whole world: reading them would be winning)
+nor alter, truncate, move it to another environment or replay it against another version
+without it being refused. ``est1`` tokens (zlib JSON, only signed, readable) are refused by name.
 
 Keys: each secret gives, through HKDF-SHA256, an AES-256-GCM-SIV key and a separate key for the
 nonce. Decisions, and why:
@@ -17,7 +17,7 @@ nonce. Decisions, and why:
   reveal only that the states are equal, which the client knows anyway (it made them so).
 - GCM-SIV rather than GCM: even if two different states ever drew the same 96-bit nonce, GCM-SIV
   leaks at most that they collided, where GCM would leak its authentication key.
-- No compression: a state holds text the client chose (WebShop's search keywords) next to the
+- No compression: a state holds text the client chose (a shopper's search keywords) next to the
   secret (the goal's name), so the length of a compressed token would tell whether a guess
   shares words with the goal (the CRIME attack). Unpadded JSON reveals its length only.
 - The env id and version stay inside the sealed JSON (authenticated like the rest) rather than

@@ -53,6 +53,7 @@ UPCOMING = ("alfworld", "sbol", "evo")
 NOT_THE_FAMILY = re.compile(
     r"exit code|untrusted code|return code|status code|\bcode: str\b|self\.code\b|\bcode = |=code\b"
     r"|</?code\b|^code \{"  # HTML's <code> element and its style
+    r"|^import math$|(?<![\w.])math\.isfinite\("  # Python's math module
 )
 
 
