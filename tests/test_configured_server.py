@@ -10,25 +10,17 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from environments.evo.seeds import seed_sources
 from tests.conftest import make_server
 from tests.optional_tools import LEMMA, PROOF, TUTORIAL, optional_tools
-from tests.postgres_support import PostgresUnavailable, postgres_server
 from tests.server import LiveServer
-from tests.test_evo_server import submit
+from tests.test_evo_server import expert, submit
 
 
 @pytest.fixture(scope="module")
-def configured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def configured(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[LiveServer]:
     folder = tmp_path_factory.mktemp("configured")
-    try:
-        with (
-            postgres_server() as store,
-            make_server(folder, ENVSERVER_EVO_STORE=store, **optional_tools(folder)) as server,
-        ):
-            yield server
-    except PostgresUnavailable as exc:
-        pytest.skip(f"PostgreSQL could not start here: {exc}")
+    with make_server(folder, ENVSERVER_EVO_STORE=postgres_url, **optional_tools(folder)) as server:
+        yield server
 
 
 @pytest.fixture
@@ -71,11 +63,12 @@ def test_alfworld_serves_the_released_games(http: httpx.Client) -> None:
     assert step["status"] == "ok", step
 
 
-def test_evo_admits_lists_and_serves_from_the_postgresql_store(http: httpx.Client) -> None:
-    assert http.get("/v1/evo/envs").status_code == 200
-    admitted = submit(http, seed_sources()["lis"])
-    assert admitted["status"] == "admitted", admitted
+def test_evo_serves_the_seeds_and_admits_into_the_postgresql_store(http: httpx.Client) -> None:
     listed = {env["id"] for env in http.get("/v1/evo/envs").json()}
-    assert "evo/longest_increasing_subsequence" in listed
-    reset = http.post("/v1/envs/evo/longest_increasing_subsequence/reset", json={"seed": 3})
-    assert reset.json()["status"] == "ok", reset.text
+    assert "evo/longest_increasing_subsequence" in listed  # a seed, planted in the fresh store
+    admitted = submit(http, expert(12))
+    assert (admitted["status"], admitted["env"]) == ("admitted", "evo/recurrence_12@1"), admitted
+    assert "evo/recurrence_12" in {env["id"] for env in http.get("/v1/evo/envs").json()}
+    for env in ("longest_increasing_subsequence", "recurrence_12"):
+        reset = http.post(f"/v1/envs/evo/{env}/reset", json={"seed": 3})
+        assert reset.json()["status"] == "ok", reset.text

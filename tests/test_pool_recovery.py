@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psutil
 import pytest
 import uvloop
 
 from envserver.executor import Call, Executor, Outcome, PoolUnavailable
 from envserver.wire import MAX_JSON_DEPTH
 from tests.conftest import make_server
+from tests.process_support import alive
 from tests.server import LiveServer
 
 
@@ -364,7 +364,7 @@ def test_killing_the_fork_server_under_load_loses_only_items_in_flight(victim: L
     assert load.degraded, "the degraded pool never showed in /healthz"
     assert any("pool workers ready" in detail for _, detail in load.degraded), load.degraded
     assert 503 in {status for status, _ in load.degraded}, load.degraded
-    assert not [pid for pid in workers if psutil.pid_exists(pid)]
+    assert not [pid for pid in workers if alive(pid)]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and _fork_server(victim) == old:
         time.sleep(0.1)

@@ -42,7 +42,7 @@ from sandbox.runner import TestRun as ProgramRun
 from sandbox.testcases import JudgeOptions
 from sandbox.testcases import TestCase as Case
 from sandbox.testcases import TestSuite as Suite
-from tests.process_support import descendants
+from tests.process_support import alive, descendants
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -210,14 +210,6 @@ def _show(rec: RunRecord) -> str:
         f"status={rec.status} exit={rec.exit_code} signal={rec.signal} wall={rec.wall_s:.3f} "
         f"detail={rec.detail!r}\nstdout: {rec.stdout[-1500:]!r}\nstderr: {rec.stderr[-1500:]!r}"
     )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 # -- 1. network ------------------------------------------------------------------------------------
@@ -638,7 +630,7 @@ def test_signal_parent_and_everyone(box: Box, actions: str) -> None:
     rec = box.run(KILL.format(actions=actions))
     assert rec.status != "sandbox_error", _show(rec)
     assert rec.stdout.startswith("start"), _show(rec)
-    assert all(_alive(pid) for pid in pool_pids), "a sandbox worker died"
+    assert all(alive(pid) for pid in pool_pids), "a sandbox worker died"
 
 
 def test_signal_host_processes(box: Box) -> None:
@@ -650,7 +642,7 @@ def test_signal_host_processes(box: Box) -> None:
     assert rec.status == "ok", _show(rec)
     assert "SENT" not in rec.stdout, rec.stdout
     assert rec.stdout.count("DENIED") == len(targets), rec.stdout
-    assert all(_alive(pid) for pid in targets)
+    assert all(alive(pid) for pid in targets)
 
 
 KILL_EVERYTHING = """
@@ -695,7 +687,7 @@ def test_run_cannot_kill_a_concurrent_run(box: Box) -> None:
     assert rec.stdout.startswith("killed"), _show(rec)
     survivor: RunRecord = victim["rec"]
     assert (survivor.status, survivor.stdout) == ("ok", "survived\n"), _show(survivor)
-    assert all(_alive(pid) for pid in extra)
+    assert all(alive(pid) for pid in extra)
 
 
 # -- 12. daemons -----------------------------------------------------------------------------------

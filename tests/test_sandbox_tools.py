@@ -16,15 +16,7 @@ import pytest
 
 from sandbox import tools
 from sandbox.tools import ToolLimits, ToolTimeout
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purposes.
-    return Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[0] != "Z"
+from tests.process_support import alive
 
 
 def test_run_returns_output_and_exit_code() -> None:
