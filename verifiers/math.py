@@ -75,6 +75,10 @@ _REFERENCE_TARGETS = (LatexExtractionConfig(), ExprExtractionConfig())
 # Each different box is parsed on its own; a response of thousands of them would only spend the
 # item's time limit (a timeout, which trainers mask), never earn more.
 _MAX_BOXES = 8
+# No final answer nests brackets this deep: deeper nesting only spends the item's time in
+# math-verify's parsers (3,000 levels ran into its time limit, a timeout, which trainers mask).
+_MAX_NESTING = 64
+_BRACKETS = re.compile(r"[^()\[\]{}]+")
 
 
 class MathOptions(Options):
@@ -383,6 +387,15 @@ def _check_boxes(
     )
 
 
+def _nesting(text: str) -> int:
+    """How deep the brackets, parentheses and braces of ``text`` nest (unbalanced ones too)."""
+    depth = deepest = 0
+    for char in _BRACKETS.sub("", text):
+        depth = depth + 1 if char in "([{" else max(depth - 1, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def check_math(response: str, reference: Any, options: MathOptions) -> Score:
     """1 if the response's final answer is equivalent to ``reference``, else 0.
 
@@ -395,6 +408,8 @@ def check_math(response: str, reference: Any, options: MathOptions) -> Score:
     if isinstance(gold, Score):
         return gold
     facts = _reference_facts(str(reference))
+    if _nesting(response) > _MAX_NESTING:
+        return Score.invalid(f"the response nests brackets more than {_MAX_NESTING} levels deep")
     boxes = list(dict.fromkeys(boxed_answers(response)))  # a repeated box is one answer
     if len(boxes) > _MAX_BOXES:
         return Score.invalid(f"more than {_MAX_BOXES} different boxed answers")
