@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.common import median, percentile
@@ -79,59 +80,38 @@ def main() -> None:
     print(f"  max      {max(values) * 1000:8.1f} ms")
     print(f"  verdicts {dict(sorted(counts.items()))}")
 
-    _strengthening(pairs, latencies, verdicts, options)
-    _weakening(pairs, latencies, verdicts, options)
+    def judged(verdict: str) -> list[tuple[str, str, Assertion, Assertion]]:
+        return [p for p in pairs if verdicts[(p[0], p[1])] == verdict]
+
+    # The strengthening judgement where the mutant implies the reference; the disjunctive-hedge
+    # check where the reference implies the mutant.
+    _judgement("strengthening judgement (a_implies_b)", latencies,
+               judged("a_implies_b"), judge_strengthening, options)  # fmt: skip
+    _judgement("hedge (or) judgement (b_implies_a)", latencies,
+               judged("b_implies_a"), judge_weakening, options)  # fmt: skip
     _compare_with_sby(pairs, latencies, verdicts, testbench, args.sby_pairs)
 
 
-def _strengthening(
-    pairs: list[tuple[str, str, Assertion, Assertion]],
+def _judgement(
+    title: str,
     latencies: dict[tuple[str, str], float],
-    verdicts: dict[tuple[str, str], str],
+    judged: list[tuple[str, str, Assertion, Assertion]],
+    judge: Callable[[Assertion, Assertion, CheckOptions], str],
     options: CheckOptions,
 ) -> None:
-    """Time ``judge_strengthening`` on the pairs where the mutant implies the reference."""
-    stronger = [p for p in pairs if verdicts[(p[0], p[1])] == "a_implies_b"]
-    if not stronger:
+    """Time ``judge`` on the ``judged`` pairs against their equivalence check."""
+    if not judged:
         return
     times: list[float] = []
     checks: list[float] = []
     outcomes: dict[str, int] = {}
-    for ref_text, mut_text, reference, mutant in stronger:
+    for ref_text, mut_text, reference, mutant in judged:
         begin = time.perf_counter()
-        outcome = judge_strengthening(mutant, reference, options)
+        outcome = judge(mutant, reference, options)
         times.append(time.perf_counter() - begin)
         checks.append(latencies[(ref_text, mut_text)])
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    print(f"strengthening judgement on the {len(stronger)} pairs judged a_implies_b")
-    for label, q in (("p50", 50.0), ("p99", 99.0)):
-        ours, base = percentile(times, q) * 1000, percentile(checks, q) * 1000
-        print(f"  {label}      {ours:8.1f} ms   (equivalence check: {base:.1f} ms)")
-    print(f"  added cost: {sum(times) / sum(checks):5.2f}x the check's time on these pairs")
-    print(f"  outcomes {dict(sorted(outcomes.items()))}")
-
-
-def _weakening(
-    pairs: list[tuple[str, str, Assertion, Assertion]],
-    latencies: dict[tuple[str, str], float],
-    verdicts: dict[tuple[str, str], str],
-    options: CheckOptions,
-) -> None:
-    """Time ``judge_weakening`` (the disjunctive-hedge check) where the reference implies the
-    mutant."""
-    weaker = [p for p in pairs if verdicts[(p[0], p[1])] == "b_implies_a"]
-    if not weaker:
-        return
-    times: list[float] = []
-    checks: list[float] = []
-    outcomes: dict[str, int] = {}
-    for ref_text, mut_text, reference, mutant in weaker:
-        begin = time.perf_counter()
-        outcome = judge_weakening(mutant, reference, options)
-        times.append(time.perf_counter() - begin)
-        checks.append(latencies[(ref_text, mut_text)])
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
-    print(f"hedge (or) judgement on the {len(weaker)} pairs judged b_implies_a")
+    print(f"{title} on the {len(judged)} pairs")
     for label, q in (("p50", 50.0), ("p99", 99.0)):
         ours, base = percentile(times, q) * 1000, percentile(checks, q) * 1000
         print(f"  {label}      {ours:8.1f} ms   (equivalence check: {base:.1f} ms)")

@@ -43,6 +43,7 @@ from typing import Any, Literal
 import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.errors import TimeoutException
+from math_verify.parser import ExtractionTarget
 from math_verify.utils import timeout
 from pydantic import Field
 
@@ -228,15 +229,24 @@ def _hedged(text: str, reference: _Reference, options: MathOptions) -> Score | N
     return None
 
 
-def _answer(text: str) -> list[Any] | Score:
-    """A box's answer, read by math-verify as LaTeX whole: where the whole does not parse,
-    math-verify's fallbacks read a fraction or a number inside it, which is no answer."""
+def _extract(text: str, targets: tuple[ExtractionTarget, ...]) -> Extraction | Score | None:
+    """math-verify's answer in ``text`` with where it read it; None when there is none, a
+    ``timeout`` Score when reading took too long."""
     try:
-        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, _BOX_TARGETS)
+        found: Extraction | None = timeout(_PARSE_TIMEOUT_S)(extract)(text, targets)
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
-        found = None
+        return None
+    return found
+
+
+def _answer(text: str) -> list[Any] | Score:
+    """A box's answer, read by math-verify as LaTeX whole: where the whole does not parse,
+    math-verify's fallbacks read a fraction or a number inside it, which is no answer."""
+    found = _extract(text, _BOX_TARGETS)
+    if isinstance(found, Score):
+        return found
     if found is None or found.kinds != {"latexBoxed"}:
         return Score.invalid("the answer is not readable LaTeX as a whole")
     return [found.value, found.shown] if found.shown else [found.value]
@@ -244,12 +254,7 @@ def _answer(text: str) -> list[Any] | Score:
 
 def _unboxed_answer(text: str) -> Extraction | Score:
     """The answer math-verify finds in a response without a box, and where it found it."""
-    try:
-        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, _RESPONSE_TARGETS)
-    except TimeoutException:
-        return Score.timeout("extracting the answer took too long")
-    except Exception:  # an extraction math-verify cannot make is no answer
-        found = None
+    found = _extract(text, _RESPONSE_TARGETS)
     return Score.invalid("no final answer found") if found is None else found
 
 

@@ -52,18 +52,19 @@ def _pair(
 ) -> Iterator[_T]:
     """The drops of ``join(left, right)``: a part removed from ``left`` (or ``left`` itself when
     it is a single part), then likewise from ``right``."""
+    yield from _drops(split(left), lambda x: join(x, right), right)
+    yield from _drops(split(right), lambda y: join(left, y), left)
+
+
+def _drops(parts: Iterator[_T], rebuild: Callable[[_T], _T], without: _T) -> Iterator[_T]:
+    """Each of ``parts`` rebuilt into the whole; ``without`` when there is none (the side was a
+    single part, so dropping it leaves the other side)."""
     found = False
-    for x in split(left):
+    for part in parts:
         found = True
-        yield join(x, right)
+        yield rebuild(part)
     if not found:
-        yield right
-    found = False
-    for y in split(right):
-        found = True
-        yield join(left, y)
-    if not found:
-        yield left
+        yield without
 
 
 def _prop(p: ir.Prop, conj: bool) -> Iterator[ir.Prop]:
