@@ -234,20 +234,26 @@ def test_a_document_cannot_switch_its_shapes_off() -> None:
 # -- levels 3 to 5 ----------------------------------------------------------------------------
 
 
-def test_a_part_outside_the_library_fails_level_3() -> None:
-    result = score(
-        SOURCE.replace('"PhlF"', '"MadeUpR"').replace("f[name]", "f.get(name, f.get('MadeUpR'))")
-    )
-    assert result.detail.startswith(
-        "L3 structure failed: part 'MadeUpR' (CDS) is not in the allowed library"
-    )
+def test_a_part_outside_the_library_passes_unless_the_task_lists_its_parts() -> None:
+    """Parts are judged by what they are: a repressor the library does not know, stated as
+    repressing its promoter, makes the same NOT gate; a task asking for its listed parts only
+    refuses it at level 3."""
+    source = SOURCE.replace('"PhlF"', '"MadeUpR"').replace('"pPhlF"', '"pMadeUpR"')
+    source = source.replace("f[name]", "f.get(name, f.get('MadeUpR', f.get('pMadeUpR')))")
+    source = source.replace('(J, "pPhlF")', '(J, "pMadeUpR")')
+    assert score(source).reward == 1.0, score(source).detail
+    listed = score(source, {**REFERENCE, "listed_parts_only": True})
+    assert listed.detail.startswith("L3 structure failed: part 'pMadeUpR' (promoter) is not in ")
 
 
-def test_held_out_parts_are_refused_in_distribution() -> None:
+def test_held_out_parts_are_refused_where_the_task_lists_its_parts() -> None:
     reference = {**REFERENCE, "parts": library.allowed_parts(held_out=False)}
     source = SOURCE.replace("PhlF", "AmtR")
     assert score(source, {**reference, "parts": library.allowed_parts(held_out=True)}).reward == 1.0
-    assert "'AmtR' (CDS) is not in the allowed library" in score(source, reference).detail
+    only = {**reference, "listed_parts_only": True}
+    assert "'AmtR' (CDS) is not in the task's parts list" in score(source, only).detail
+    pool = {**reference, "repressors": ["PhlF", "SrpR"]}
+    assert "regulator(s) AmtR are not among the repressors" in score(source, pool).detail
 
 
 def test_a_repressor_on_the_wrong_promoter_fails_level_4() -> None:

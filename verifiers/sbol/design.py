@@ -5,9 +5,13 @@ verifier extracts one from the document a program leaves. Regulation is a proper
 the protein of CDS ``X`` acting on promoter ``p`` (sign -1 inhibition, +1 stimulation) acts on
 every unit that ``p`` drives. From units and regulations follow the gene-level signed graph
 (``edges``), its topology (``classify``) and, for acyclic circuits, a Boolean truth table
-(``truth_table``): a promoter is on when none of its repressors and, if it has activators, at
-least one activator is present; an input promoter is on when its input is; a gene is expressed
-when any promoter upstream of it in its unit segment (tandem promoters) is on.
+(``truth_table``): a regulator acts when its gene is expressed and its inducers allow it (no
+inducer that releases it is present; one it needs is); a promoter is on when none of its
+repressors acts and every one of its activators does (a hybrid promoter's operators are all
+bound); an input promoter is on when its input is; a gene is expressed when any promoter
+upstream of it in its unit segment (tandem promoters) is on. Inputs are input promoters or
+inducers (small molecules, on when present). An input promoter stands for its input: what the
+document says regulates it (the host's sensor) is not part of the circuit's graph.
 """
 
 from __future__ import annotations
@@ -81,13 +85,29 @@ class Regulation:
 
 
 @dataclass(frozen=True)
+class Induction:
+    """Small molecule ``chemical`` switching the protein of CDS ``regulator``: -1 releases it
+    (IPTG and LacI), +1 is what it needs to act (arabinose and AraC)."""
+
+    chemical: str
+    regulator: str
+    sign: int
+
+
+@dataclass(frozen=True)
 class Design:
-    """Units and regulations; ``name`` is the system component's display id."""
+    """Units, regulations and inductions; ``name`` is the system component's display id."""
 
     name: str
     units: tuple[Unit, ...]
     regulations: tuple[Regulation, ...]
     proteins: dict[str, str] = field(default_factory=dict, compare=False)  # CDS -> protein id
+    inductions: tuple[Induction, ...] = ()
+
+    def acting(self, inputs: Sequence[str] = ()) -> tuple[Regulation, ...]:
+        """The regulations of the circuit itself: not those of input promoters (the input
+        stands for them)."""
+        return tuple(r for r in self.regulations if r.promoter not in inputs)
 
     def genes(self) -> list[str]:
         """CDS names in the units, in order of first appearance."""
@@ -108,14 +128,18 @@ class Design:
         return found
 
     def edges(self, inputs: Sequence[str] = ()) -> set[Edge]:
-        """The signed gene graph; an input promoter drives its genes with sign +1."""
+        """The signed gene graph; an input promoter drives its genes with sign +1, an input
+        inducer switches its regulator with the induction's sign."""
         drivers = self.drivers()
-        found: set[Edge] = set()
+        acting = self.acting(inputs)
+        found: set[Edge] = {
+            (i.chemical, i.regulator, i.sign) for i in self.inductions if i.chemical in inputs
+        }
         for gene, promoters in drivers.items():
             for promoter in promoters:
                 if promoter in inputs:
                     found.add((promoter, gene, 1))
-                for regulation in self.regulations:
+                for regulation in acting:
                     if regulation.promoter == promoter:
                         found.add((regulation.regulator, gene, regulation.sign))
         return found
@@ -160,6 +184,14 @@ def feed_forward_motifs(edges: set[Edge], genes: Iterable[str]) -> list[tuple[st
     )
 
 
+def feed_forward_kind(edges: set[Edge], motif: tuple[str, str, str]) -> str:
+    """'coherent' when the direct path X → Z has the sign of the indirect X → Y → Z, else
+    'incoherent' (Mangan and Alon's classes)."""
+    x, y, z = motif
+    sign = {(a, b): s for a, b, s in edges}
+    return "coherent" if sign[(x, z)] == sign[(x, y)] * sign[(y, z)] else "incoherent"
+
+
 def classify(design: Design, inputs: Sequence[str] = ()) -> str:  # noqa: PLR0911 - one per type
     """The circuit type of ``design`` (one of ``CIRCUIT_TYPES``, or 'feedback', 'other',
     'unregulated' for what fits none of them)."""
@@ -195,10 +227,10 @@ def classify(design: Design, inputs: Sequence[str] = ()) -> str:  # noqa: PLR091
     return "other"
 
 
-def chain_length(design: Design) -> int:
-    """How many repressors a linear chain (NOT gate, cascade) passes through."""
+def chain_length(design: Design, inputs: Sequence[str] = ()) -> int:
+    """How many regulators a linear chain (NOT gate, cascade) passes through."""
     genes = set(design.genes())
-    return len({r.regulator for r in design.regulations if r.regulator in genes})
+    return len({r.regulator for r in design.acting(inputs) if r.regulator in genes})
 
 
 def ring_size(design: Design) -> int:
@@ -214,8 +246,11 @@ def evaluate(design: Design, inputs: Sequence[str], values: Sequence[int]) -> di
     given = dict(zip(inputs, values, strict=True))
     drivers = design.drivers()
     regulators: dict[str, list[Regulation]] = {}
-    for regulation in design.regulations:
+    for regulation in design.acting(inputs):
         regulators.setdefault(regulation.promoter, []).append(regulation)
+    switched: dict[str, list[Induction]] = {}
+    for induction in design.inductions:
+        switched.setdefault(induction.regulator, []).append(induction)
     state: dict[str, int] = {}
     pending = set(drivers)
     while pending:
@@ -226,7 +261,8 @@ def evaluate(design: Design, inputs: Sequence[str], values: Sequence[int]) -> di
             }
             if not needed <= state.keys() | (needed - set(drivers)):
                 continue
-            state[gene] = int(any(_active(p, given, regulators, state) for p in drivers[gene]))
+            acts = {r: _acts(r, given, switched, state) for r in needed}
+            state[gene] = int(any(_on(p, given, regulators, acts) for p in drivers[gene]))
             pending.discard(gene)
             progressed = True
         if not progressed:
@@ -234,18 +270,32 @@ def evaluate(design: Design, inputs: Sequence[str], values: Sequence[int]) -> di
     return state
 
 
-def _active(
+def _acts(
+    regulator: str,
+    given: dict[str, int],
+    switched: dict[str, list[Induction]],
+    state: dict[str, int],
+) -> bool:
+    """The regulator's protein is made and its inducers let it act (an inducer that is not an
+    input is absent)."""
+    inductions = switched.get(regulator, [])
+    released = any(given.get(i.chemical, 0) for i in inductions if i.sign < 0)
+    needs = [i for i in inductions if i.sign > 0]
+    induced = not needs or any(given.get(i.chemical, 0) for i in needs)
+    return bool(state.get(regulator, 0)) and not released and induced
+
+
+def _on(
     promoter: str,
     given: dict[str, int],
     regulators: dict[str, list[Regulation]],
-    state: dict[str, int],
+    acts: dict[str, bool],
 ) -> bool:
     if promoter in given:
         return bool(given[promoter])
     acting = regulators.get(promoter, [])
-    repressed = any(state.get(r.regulator, 0) for r in acting if r.sign < 0)
-    activators = [r for r in acting if r.sign > 0]
-    return not repressed and (not activators or any(state.get(r.regulator, 0) for r in activators))
+    repressed = any(acts.get(r.regulator, False) for r in acting if r.sign < 0)
+    return not repressed and all(acts.get(r.regulator, False) for r in acting if r.sign > 0)
 
 
 def truth_table(design: Design, inputs: Sequence[str], output: str) -> list[int] | None:

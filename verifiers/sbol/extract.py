@@ -1,18 +1,26 @@
 """Levels 3 and 4: the circuit's structure and semantics, read from a valid document.
 
+A part is judged by what the document says it is (its Sequence Ontology role, the interactions
+it takes part in), not by its name. Names matter only where the library knows the part: a part
+the library recognises (``library.canonical``: its own name, an iGEM ``BBa_`` id, a CDS named
+by its protein, other capitalisation) goes by the library's name, and what the library knows
+about it is checked; any other part goes by its display id.
+
 Level 3 (structure): every DNA part (a Component with a promoter, RBS, CDS or terminator role)
-is typed DNA, is in the task's allowed library with the library's role, and has IUPAC DNA
-sequences if any; every transcription unit (a DNA Component whose features instantiate parts) is
-totally ordered by ``precedes`` constraints (or, failing those, by ``Range`` locations) and reads
-promoter(s) → RBS → CDS (→ RBS → CDS…) → terminator, possibly repeated; the required parts occur
-in units. RDF keeps no list order: the features' listing order counts for nothing.
+is typed DNA, has the library's role if the library knows it, is in the task's parts list if the
+task restricts parts to it, and has IUPAC DNA sequences if any; every transcription unit (a DNA
+Component whose features instantiate parts) is totally ordered by ``precedes`` constraints (or,
+failing those, by ``Range`` locations) and reads promoter(s) → RBS → CDS (→ RBS → CDS…) →
+terminator, possibly repeated; the required parts occur in units. RDF keeps no list order: the
+features' listing order counts for nothing.
 
 Level 4 (semantics): every interaction is a genetic production (template: a CDS part; product: a
-protein), an inhibition (inhibitor: a protein; inhibited: a promoter part) or a stimulation
-(stimulator: a protein; stimulated: a promoter part), whose participants are features of the
-interaction's own component; every protein is produced by exactly one CDS, every CDS of a unit
-produces one protein, regulated promoters and produced CDSs sit in units, and a regulator acts
-on its cognate promoter in the library. The result is a ``Design`` for level 5.
+protein), an inhibition or a stimulation of a promoter part by a protein, or of a protein by a
+small molecule (an inducer), whose participants are features of the interaction's own
+component; every protein is produced by exactly one CDS, every CDS of a unit produces one
+protein, regulated promoters and produced CDSs sit in units, and where the library knows both a
+regulator and what it acts on, the document agrees with the library. The result is a
+``Design`` for level 5.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from dataclasses import dataclass, field
 import sbol3
 
 from verifiers.sbol import library, ontology
-from verifiers.sbol.design import Design, Regulation, Unit
+from verifiers.sbol.design import Design, Induction, Regulation, Unit
 from verifiers.sbol.library import Role
 from verifiers.sbol.spec import CircuitSpec
 
@@ -49,9 +57,22 @@ class _Index:
     document: sbol3.Document
     objects: dict[str, sbol3.Identified] = field(default_factory=dict)
     parts: dict[str, tuple[str, Role]] = field(default_factory=dict)  # identity -> (name, role)
+    products: dict[str, list[sbol3.Component]] = field(default_factory=dict)  # CDS -> proteins
 
     def __post_init__(self) -> None:
         self.document.traverse(lambda obj: self.objects.setdefault(obj.identity, obj))
+        for component in self.components():  # what each CDS makes, to name it by its protein
+            for interaction in component.interactions:
+                if [str(t) for t in interaction.types] != [ontology.PRODUCTION]:
+                    continue
+                roles = {
+                    str(role): _target(self, self.objects.get(str(p.participant)))
+                    for p in interaction.participations
+                    for role in p.roles
+                }
+                template, product = roles.get(ontology.TEMPLATE), roles.get(ontology.PRODUCT)
+                if template is not None and product is not None:
+                    self.products.setdefault(template.identity, []).append(product)
 
     def components(self) -> list[sbol3.Component]:
         return [obj for obj in self.document.objects if isinstance(obj, sbol3.Component)]
@@ -59,6 +80,14 @@ class _Index:
     def name(self, identity: str) -> str:
         obj = self.objects.get(identity)
         return str(obj.display_id) if obj is not None else identity
+
+    def canonical(self, component: sbol3.Component) -> str:
+        """The library's name for the component if the library recognises it (by its display
+        id, its name or, for a CDS, its protein's), else its display id."""
+        aliases = [str(component.display_id), *([str(component.name)] if component.name else [])]
+        for product in self.products.get(component.identity, []):
+            aliases += [str(product.display_id), *([str(product.name)] if product.name else [])]
+        return library.canonical(aliases) or str(component.display_id)
 
 
 def _part_role(component: sbol3.Component) -> Role | None:
@@ -77,20 +106,19 @@ def _check_parts(index: _Index, spec: CircuitSpec) -> None:
         role = _part_role(component)
         if role is None:
             continue
-        name = str(component.display_id)
+        name = index.canonical(component)
+        shown = repr(name) if name == component.display_id else f"{component.display_id!r} ({name})"
         index.parts[component.identity] = (name, role)
         if ontology.DNA not in component.types:
-            raise Failed(f"part {name!r} ({role}) is not typed DNA (sbol3.SBO_DNA)")
+            raise Failed(f"part {shown} ({role}) is not typed DNA (sbol3.SBO_DNA)")
         known = catalogue.get(name)
-        if known is None or name not in allowed:
+        if spec.listed_parts_only and name not in allowed:
             raise Failed(
-                f"part {name!r} ({role}) is not in the allowed library: parts are named as "
-                "the task's parts list names them"
+                f"part {shown} ({role}) is not in the task's parts list, and this task asks "
+                "for its parts only"
             )
-        if known.role != role:
-            raise Failed(
-                f"part {name!r} has role {role}, but the library's {name} is a {known.role}"
-            )
+        if known is not None and known.role != role:
+            raise Failed(f"part {shown} has role {role}, but the library's {name} is a {known.role}")
         for reference in component.sequences:
             sequence = index.objects.get(str(reference))
             if not isinstance(sequence, sbol3.Sequence):
@@ -205,6 +233,7 @@ class _Reading:
     productions: dict[str, str] = field(default_factory=dict)  # protein identity -> CDS name
     produced_by: dict[str, str] = field(default_factory=dict)  # CDS name -> protein identity
     regulations: list[tuple[str, str, int]] = field(default_factory=list)  # protein, promoter
+    inductions: list[tuple[str, str, int]] = field(default_factory=list)  # chemical, protein
     system: str = ""
 
 
@@ -280,11 +309,16 @@ def _read_interaction(
     actor = _one(by_role, actor_role, label)
     acted = _one(by_role, acted_role, label)
     promoter = index.parts.get(acted.identity)
+    if ontology.SIMPLE_CHEMICAL in actor.types and ontology.PROTEIN in acted.types:
+        chemical = library.canonical([str(actor.display_id), str(actor.name or "")])
+        reading.inductions.append((chemical or str(actor.display_id), acted.identity, sign))
+        return
     if ontology.PROTEIN not in actor.types or promoter is None or promoter[1] != "promoter":
         raise Failed(
             f"{label}: the {ontology.label(actor_role)} must be a protein and the "
-            f"{ontology.label(acted_role)} a promoter part; found {actor.display_id!r} "
-            f"({_kind(index, actor)}) and {acted.display_id!r} ({_kind(index, acted)})"
+            f"{ontology.label(acted_role)} a promoter part (or a small molecule and a protein); "
+            f"found {actor.display_id!r} ({_kind(index, actor)}) and {acted.display_id!r} "
+            f"({_kind(index, acted)})"
         )
     reading.regulations.append((actor.identity, promoter[0], sign))
 
@@ -294,6 +328,8 @@ def _kind(index: _Index, component: sbol3.Component) -> str:
         return index.parts[component.identity][1]
     if ontology.PROTEIN in component.types:
         return "protein"
+    if ontology.SIMPLE_CHEMICAL in component.types:
+        return "small molecule"
     return "a " + ", ".join(ontology.label(str(t)) for t in component.types) or "untyped"
 
 
@@ -326,17 +362,40 @@ def semantics(index: _Index, units: list[Unit]) -> Design:
             )
         if promoter not in in_units:
             raise Failed(f"promoter {promoter!r} is regulated but is in no transcription unit")
-        cognate = library.cognate(gene)
-        if cognate is None:
-            raise Failed(f"{gene} is not a transcription factor: it regulates no promoter")
-        if cognate != promoter:
-            raise Failed(
-                f"{gene} does not bind {promoter!r}: in the library {gene} regulates {cognate!r}"
-            )
+        _agrees(gene, promoter)
         regulations.add(Regulation(gene, promoter, sign))
+    inductions: set[Induction] = set()
+    for chemical, protein, sign in reading.inductions:
+        gene = reading.productions.get(protein)
+        if gene is None:
+            raise Failed(
+                f"{chemical} acts on protein {index.name(protein)!r}, but no CDS in the circuit "
+                "produces it (add its genetic production)"
+            )
+        known = library.INDUCERS.get(chemical)
+        if known is not None and gene in library.parts() and known != (gene, sign):
+            verb = "releases" if known[1] < 0 else "is needed by"
+            raise Failed(f"{chemical} does not act so on {gene}: in the library it {verb} {known[0]}")
+        inductions.add(Induction(chemical, gene, sign))
     for component in index.components():
         if ontology.PROTEIN in component.types and component.identity not in reading.productions:
             raise Failed(f"protein {component.display_id!r} is produced by nothing (an orphan)")
     ordered = tuple(sorted(regulations, key=lambda r: (r.regulator, r.promoter, r.sign)))
     proteins = {gene: index.name(p) for gene, p in reading.produced_by.items()}
-    return Design(reading.system or "circuit", tuple(units), ordered, proteins)
+    induced = tuple(sorted(inductions, key=lambda i: (i.chemical, i.regulator, i.sign)))
+    return Design(reading.system or "circuit", tuple(units), ordered, proteins, induced)
+
+
+def _agrees(gene: str, promoter: str) -> None:
+    """Where the library knows the regulator, it must be a transcription factor; where it knows
+    both sides, it must regulate that promoter."""
+    if gene not in library.parts():
+        return
+    targets = library.regulation(gene)
+    if not targets:
+        raise Failed(f"{gene} is not a transcription factor: it regulates no promoter")
+    if promoter in library.parts() and promoter not in targets:
+        raise Failed(
+            f"{gene} does not bind {promoter!r}: in the library {gene} regulates "
+            f"{', '.join(repr(t) for t in sorted(targets))}"
+        )

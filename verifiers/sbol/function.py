@@ -9,13 +9,15 @@ from __future__ import annotations
 import itertools
 import re
 
-from verifiers.sbol import render
+from verifiers.sbol import library, render
 from verifiers.sbol.design import (
     TITLES,
     Design,
     Edge,
     chain_length,
     classify,
+    feed_forward_kind,
+    feed_forward_motifs,
     ring_size,
     truth_table,
 )
@@ -26,7 +28,7 @@ MAX_LISTED = 3
 
 
 def _constraints(design: Design, spec: CircuitSpec) -> None:
-    regulators = {r.regulator for r in design.regulations}
+    regulators = {r.regulator for r in design.acting(spec.inputs)}
     used = {name for unit in design.units for name in unit.parts}
     for name in spec.forbidden:
         if name in used:
@@ -74,23 +76,51 @@ def _truth_table(design: Design, spec: CircuitSpec) -> None:
             )
 
 
-def _function(design: Design, spec: CircuitSpec) -> None:
-    for regulation in design.regulations:
-        if regulation.sign > 0:
+def _signs(design: Design, spec: CircuitSpec) -> None:
+    """Repressor-only tasks admit no stimulation; and no regulation may contradict the library
+    (a known repressor cannot be made an activator by saying so)."""
+    for regulation in design.acting(spec.inputs):
+        gene, promoter, sign = regulation.regulator, regulation.promoter, regulation.sign
+        if sign > 0 and not spec.activation:
             raise Failed(
-                f"{regulation.regulator} stimulates {regulation.promoter}: these circuits are "
-                "built from repressors, so every regulation must be an inhibition"
+                f"{gene} stimulates {promoter}: these circuits are built from repressors, so "
+                "every regulation must be an inhibition"
             )
+        known = library.regulation(gene).get(promoter)
+        if known is not None and known != sign:
+            verb = "represses" if known < 0 else "activates"
+            raise Failed(f"{gene} {verb} {promoter} in the library; the document says otherwise")
+
+
+def _feed_forward(design: Design, spec: CircuitSpec) -> None:
+    if spec.feed_forward is None:
+        return
+    edges = {e for e in design.edges(spec.inputs) if e[0] in design.genes()}
+    kinds = {feed_forward_kind(edges, m) for m in feed_forward_motifs(edges, design.genes())}
+    if spec.feed_forward not in kinds:
+        raise Failed(
+            f"the feed-forward loop is {' and '.join(sorted(kinds))}, not {spec.feed_forward} "
+            "(coherent: the direct path has the sign of the indirect one)"
+        )
+
+
+def _function(design: Design, spec: CircuitSpec) -> None:
+    _signs(design, spec)
     found = classify(design, spec.inputs)
     if found != spec.circuit:
         raise Failed(f"the circuit is {TITLES[found]}, not {TITLES[spec.circuit]}")
     if spec.output is not None and spec.output not in design.genes():
         raise Failed(f"the reporter {spec.output} is expressed by no unit")
     if spec.size is not None:
-        size = ring_size(design) if spec.circuit == "repressilator" else chain_length(design)
+        size = (
+            ring_size(design)
+            if spec.circuit == "repressilator"
+            else chain_length(design, spec.inputs)
+        )
         what = "ring" if spec.circuit == "repressilator" else "chain"
         if spec.circuit in ("repressilator", "cascade") and size != spec.size:
             raise Failed(f"the {what} has {size} repressors; the task asks for {spec.size}")
+    _feed_forward(design, spec)
     _truth_table(design, spec)
 
 

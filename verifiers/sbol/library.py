@@ -10,11 +10,20 @@ compares sequences, only their alphabet.
 
 A held-out set of repressors (``HELD_OUT``) never appears in in-distribution tasks; the
 out-of-distribution split uses at least one of them, as Cello-OOD does.
+
+Beyond repressors: the activators AraC (pBAD, with arabinose) and LuxR (pLux, with AHL), hybrid
+promoters regulated by two proteins (``HYBRIDS``), and the inducers that switch regulators
+(``INDUCERS``). The library is a reference, not a whitelist: a design may use any parts, and
+``canonical`` recognises the library's parts under the names other sources give them (iGEM's
+``BBa_`` ids, a CDS named by its protein, other capitalisation), so that what the library knows
+about a part (its role, what it regulates) is checked whatever the part is called.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
@@ -65,6 +74,27 @@ CLASSIC_REPRESSORS: tuple[Repressor, ...] = (
 REPRESSORS: dict[str, Repressor] = {r.name: r for r in (*CELLO_REPRESSORS, *CLASSIC_REPRESSORS)}
 HELD_OUT: frozenset[str] = frozenset(r.name for r in REPRESSORS.values() if r.held_out)
 
+ACTIVATORS: dict[str, str] = {"AraC": "pBAD", "LuxR": "pLux"}
+"""Activator CDS -> the promoter it activates (when its inducer is bound)."""
+
+HYBRIDS: dict[str, tuple[tuple[str, int], ...]] = {
+    "pBAD_tetO": (("AraC", 1), ("TetR", -1)),
+    "pLux_lacO": (("LuxR", 1), ("LacI", -1)),
+    "pBAD_pLux": (("AraC", 1), ("LuxR", 1)),
+}
+"""Hybrid promoters: each regulator with its sign (+1 activates, -1 represses). A promoter is on
+when none of its repressors acts and every one of its activators does (its operators are all
+bound): ``pBAD_tetO`` is AraC AND NOT TetR, ``pBAD_pLux`` AraC AND LuxR."""
+
+INDUCERS: dict[str, tuple[str, int]] = {
+    "IPTG": ("LacI", -1),
+    "aTc": ("TetR", -1),
+    "arabinose": ("AraC", 1),
+    "AHL": ("LuxR", 1),
+}
+"""Small molecules and the regulator they switch: -1 releases a repressor (IPTG unbinds LacI),
++1 is what an activator needs to act (AraC with arabinose)."""
+
 INPUTS: dict[str, str] = {
     "pTac": "IPTG (LacI sensor in the host)",
     "pTet": "aTc (TetR sensor in the host)",
@@ -105,21 +135,94 @@ def parts() -> dict[str, Part]:
         found.append(
             _part(repressor.name, "CDS", note + (" (held out)" if repressor.held_out else ""))
         )
+    for activator, promoter in ACTIVATORS.items():
+        if promoter not in INPUTS:
+            found.append(_part(promoter, "promoter", f"activated by {activator}"))
+        found.append(_part(activator, "CDS", f"activator of {promoter}"))
+    for promoter, acting in HYBRIDS.items():
+        what = " and ".join(f"{'activated' if s > 0 else 'repressed'} by {n}" for n, s in acting)
+        found.append(_part(promoter, "promoter", f"hybrid: {what}"))
     found += [_part(r, "CDS", "reporter") for r in REPORTERS]
     found += [_part(r, "RBS", "ribosome binding site") for r in RBSS]
     found += [_part(t, "terminator", "terminator") for t in TERMINATORS]
     return {part.name: part for part in found}
 
 
-def cognate(repressor: str) -> str | None:
-    """The promoter ``repressor`` represses (None for a CDS that regulates nothing)."""
-    found = REPRESSORS.get(repressor)
-    return found.promoter if found else None
+def regulation(regulator: str) -> dict[str, int]:
+    """What the library's ``regulator`` regulates: promoter -> sign (empty when unknown)."""
+    found: dict[str, int] = {}
+    if regulator in REPRESSORS:
+        found[REPRESSORS[regulator].promoter] = -1
+    if regulator in ACTIVATORS:
+        found[ACTIVATORS[regulator]] = 1
+    for promoter, acting in HYBRIDS.items():
+        found.update({promoter: sign for name, sign in acting if name == regulator})
+    return found
 
 
-def repressor_of(promoter: str) -> str | None:
-    """The repressor of ``promoter`` (None for inputs' AraC, constitutive promoters)."""
-    return next((r.name for r in REPRESSORS.values() if r.promoter == promoter), None)
+def regulators_of(promoter: str) -> dict[str, int]:
+    """The library's regulators of ``promoter``: regulator -> sign (empty when unknown)."""
+    return {
+        name: signs[promoter]
+        for name in (*REPRESSORS, *ACTIVATORS)
+        if promoter in (signs := regulation(name))
+    }
+
+
+IGEM: dict[str, str] = {
+    "BBa_R0040": "pTet",
+    "BBa_R0051": "pR",
+    "BBa_R0062": "pLux",
+    "BBa_R0080": "pBAD",
+    "BBa_I0500": "pBAD",
+    "BBa_R0011": "pTac",  # the LacI-repressed pLlacO-1 stands in for the host's IPTG input
+    "BBa_C0012": "LacI",
+    "BBa_C0040": "TetR",
+    "BBa_C0051": "cI",
+    "BBa_C0062": "LuxR",
+    "BBa_C0080": "AraC",
+    "BBa_E0040": "GFP",
+    "BBa_E0030": "YFP",
+    "BBa_E1010": "RFP",
+}
+"""iGEM Registry ids of the library's parts (others, such as ``BBa_B0034``, are the library
+name with the ``BBa_`` prefix)."""
+
+SYNONYMS: dict[str, str] = {
+    "l-arabinose": "arabinose",
+    "ara": "arabinose",
+    "anhydrotetracycline": "aTc",
+    "3oc6hsl": "AHL",
+    "3oc6-hsl": "AHL",
+    "3-oxo-c6-hsl": "AHL",
+    "ahl": "AHL",
+    "lambda_ci": "cI",
+    "ptrc": "pTac",
+}
+"""Other names sources give the library's parts and inducers (compared case-folded)."""
+
+_SUFFIX = re.compile(r"[_\-. ]?(cds|gene|protein|prot|promoter|prom|part|rbs|terminator|term)$")
+
+
+@cache
+def _known() -> dict[str, str]:
+    """Case-folded name -> library name, for every part, inducer and synonym."""
+    found = {name.casefold(): name for name in (*parts(), *INDUCERS)}
+    found.update({igem.casefold(): name for igem, name in IGEM.items()})
+    found.update(SYNONYMS)
+    return found
+
+
+def canonical(names: Iterable[str]) -> str | None:
+    """The library name the first of ``names`` recognisable as a library part or inducer has
+    (an exact, case-folded, ``BBa_``-stripped or suffix-stripped match), else None."""
+    known = _known()
+    for name in names:
+        folded = name.casefold()
+        for candidate in (folded, folded.removeprefix("bba_"), _SUFFIX.sub("", folded)):
+            if candidate in known:
+                return known[candidate]
+    return None
 
 
 def allowed_parts(held_out: bool) -> list[str]:

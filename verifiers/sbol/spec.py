@@ -10,8 +10,12 @@
   ``edges`` after renaming the abstract nodes ``G1``, ``G2``... to distinct repressors from
   ``repressors`` (inputs and the reporter keep their names).
 
-``parts`` is the allowed library, ``required`` the parts that must be used; ``at_least_one_of``
-(held-out repressors for out-of-distribution tasks) and ``forbidden`` constrain the regulators.
+``parts`` is the library the task offers: a design may use other parts unless
+``listed_parts_only`` asks for these only. ``required`` are the parts that must be used;
+``repressors`` (the offered regulators, activators included), ``at_least_one_of`` (held-out
+repressors for out-of-distribution tasks) and ``forbidden`` constrain the regulators.
+``activation`` admits stimulation (activators, hybrid promoters); without it every regulation
+must be an inhibition. ``feed_forward`` asks a feed-forward loop to be coherent or incoherent.
 """
 
 from __future__ import annotations
@@ -44,4 +48,13 @@ class CircuitSpec(BaseModel):
     repressors: list[str] | None = Field(None, description="The regulators may only be these.")
     at_least_one_of: list[str] = Field(default_factory=list)
     forbidden: list[str] = Field(default_factory=list)
-    distinct: bool = Field(True, description="No repressor in more than one unit.")
+    distinct: bool = Field(
+        False,
+        description="Each regulator expressed from one unit only (a task asking for that layout; "
+        "by default one unit or several expressing the same regulator are equal).",
+    )
+    listed_parts_only: bool = Field(False, description="Only the parts in ``parts`` may be used.")
+    activation: bool = Field(False, description="Activators and stimulation are admitted.")
+    feed_forward: Literal["coherent", "incoherent"] | None = Field(
+        None, description="The class of feed-forward loop asked for."
+    )
