@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("sbol3", reason="the sbol extra is not installed")
 
+from environments.base import EnvironmentInputError
 from environments.sbol import ENVIRONMENTS, program
 from environments.sbol.bench import bench_task_ids, family_for
 from environments.sbol.circuits import GATE_TABLES, draw
@@ -267,3 +268,36 @@ def test_the_evaluator_reads_answers(tmp_path: Path) -> None:
     bad = subprocess.run([*command, str(answers)], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stderr.startswith("error:")
     assert asdict(aggregate([]))["tasks"] == 0
+
+
+BY_ID = {family.id: family for family in FAMILIES}
+
+
+@pytest.mark.parametrize("kind", ["design", "completion"])
+@pytest.mark.parametrize("circuit", ["feed_forward_loop", "logic_gate"])
+def test_activation_variants_reach_level_5_and_name_their_parts(kind: str, circuit: str) -> None:
+    """The activator variants (coherent and incoherent loops, the AND of two activators): the
+    reference passes, the prompt lists the activators, hybrid promoters and inducers."""
+    family = BY_ID[f"sbol/{kind}"]
+    kinds = set()
+    for seed in range(4):
+        task = family.generate(seed, {"circuit": circuit, "activation": True})
+        result = VERIFIER(family.expert_response(task), task.reference)
+        assert (result.status, result.reward) == ("ok", 1.0), result.detail
+        assert task.reference["activation"] is True
+        kinds.add(task.reference.get("feed_forward"))
+        assert "activators (CDS → the promoter it activates): AraC → pBAD" in task.prompt
+        assert "pBAD_pLux (+AraC, +LuxR)" in task.prompt
+    if circuit == "feed_forward_loop" and kind == "design":
+        assert kinds == {"coherent", "incoherent"}
+
+
+def test_activation_is_refused_where_no_variant_exists() -> None:
+    with pytest.raises(EnvironmentInputError, match="offered for sbol/design and sbol/completion"):
+        BY_ID["sbol/repair"].generate(0, {"circuit": "logic_gate", "activation": True})
+    with pytest.raises(EnvironmentInputError, match="not toggle_switch"):
+        BY_ID["sbol/design"].generate(0, {"circuit": "toggle_switch", "activation": True})
+    with pytest.raises(EnvironmentInputError, match="no held-out split"):
+        BY_ID["sbol/design"].generate(
+            0, {"circuit": "logic_gate", "activation": True, "split": "ood"}
+        )

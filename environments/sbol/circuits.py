@@ -12,6 +12,11 @@ cascade            input → R1; pR1 → R2 ... → reporter, with 2, 3 or 4 rep
 feed_forward_loop  input → X; pX → Y; pX pY (tandem) → Z or the reporter (X → Y, X → Z, Y → Z)
 logic_gate         NOR, NAND (easy); OR, AND (medium); NIMPLY, XNOR (hard) over two inputs
 =================  =========================================================================
+
+With activators (``activation``), two types gain the variants that need them, their inputs the
+inducers: a feed-forward loop where AraC (with arabinose) activates pBAD and a hybrid promoter
+driving the reporter — coherent (pBAD → LuxR, which also activates pBAD_pLux) or incoherent
+(pBAD → TetR, which represses pBAD_tetO) — and an AND gate of AraC and LuxR on pBAD_pLux.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from verifiers.sbol import library
-from verifiers.sbol.design import CircuitType, Design, Regulation, Unit, truth_table
+from verifiers.sbol.design import CircuitType, Design, Induction, Regulation, Unit, truth_table
 
 Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
@@ -55,6 +60,12 @@ class Blueprint:
     output: str | None = None
     size: int | None = None
     gate: str | None = None
+    feed_forward: Literal["coherent", "incoherent"] | None = None
+
+    @property
+    def activation(self) -> bool:
+        """Whether any regulation is an activation."""
+        return any(r.sign > 0 for r in self.design.regulations)
 
     @property
     def repressors(self) -> list[str]:
@@ -274,6 +285,51 @@ def logic_gate(rng: random.Random, difficulty: Difficulty, split: Split) -> Blue
     return Blueprint("logic_gate", design, (a, c), out, None, gate)
 
 
+def _activated(b: _Builder, name: str, regulations: list[tuple[str, str, int]]) -> Design:
+    inductions = tuple(
+        Induction(chemical, regulator, sign)
+        for chemical, (regulator, sign) in sorted(library.INDUCERS.items())
+        if regulator in {r for r, _, _ in regulations}
+    )
+    return Design(
+        name, tuple(b.units), tuple(Regulation(*r) for r in sorted(regulations)), {}, inductions
+    )
+
+
+def activator_feed_forward_loop(rng: random.Random, difficulty: Difficulty) -> Blueprint:
+    """AraC (arabinose) → pBAD → Y and AraC → hybrid → reporter, Y → or ⊣ the hybrid."""
+    coherent = rng.random() < 0.5
+    y, hybrid, sign = ("LuxR", "pBAD_pLux", 1) if coherent else ("TetR", "pBAD_tetO", -1)
+    out = _reporter(rng, difficulty)
+    b = _Builder(rng)
+    b.unit([rng.choice(library.CONSTITUTIVE)], "AraC")
+    b.unit(["pBAD"], y)
+    b.unit([hybrid], out)
+    design = _activated(
+        b, "feed_forward_loop", [("AraC", "pBAD", 1), ("AraC", hybrid, 1), (y, hybrid, sign)]
+    )
+    kind: Literal["coherent", "incoherent"] = "coherent" if coherent else "incoherent"
+    return Blueprint("feed_forward_loop", design, ("arabinose",), out, feed_forward=kind)
+
+
+def activator_and_gate(rng: random.Random, difficulty: Difficulty) -> Blueprint:
+    """AraC (arabinose) and LuxR (AHL) both needed on the hybrid pBAD_pLux."""
+    out = _reporter(rng, difficulty)
+    b = _Builder(rng)
+    first, second = rng.sample(library.CONSTITUTIVE, 2)
+    b.unit([first], "AraC")
+    b.unit([second], "LuxR")
+    b.unit(["pBAD_pLux"], out)
+    design = _activated(b, "and_gate", [("AraC", "pBAD_pLux", 1), ("LuxR", "pBAD_pLux", 1)])
+    return Blueprint("logic_gate", design, ("arabinose", "AHL"), out, gate="AND")
+
+
+ACTIVATED: dict[CircuitType, Callable[[random.Random, Difficulty], Blueprint]] = {
+    "feed_forward_loop": activator_feed_forward_loop,
+    "logic_gate": activator_and_gate,
+}
+
+
 GENERATORS: dict[CircuitType, Callable[[random.Random, Difficulty, Split], Blueprint]] = {
     "not_gate": not_gate,
     "toggle_switch": toggle_switch,
@@ -285,7 +341,14 @@ GENERATORS: dict[CircuitType, Callable[[random.Random, Difficulty, Split], Bluep
 
 
 def draw(
-    circuit: CircuitType, rng: random.Random, difficulty: Difficulty, split: Split
+    circuit: CircuitType,
+    rng: random.Random,
+    difficulty: Difficulty,
+    split: Split,
+    *,
+    activation: bool = False,
 ) -> Blueprint:
-    """A blueprint of ``circuit``."""
+    """A blueprint of ``circuit`` (its activator variant with ``activation``)."""
+    if activation:
+        return ACTIVATED[circuit](rng, difficulty)
     return GENERATORS[circuit](rng, difficulty, split)

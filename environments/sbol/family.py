@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from environments.base import EnvironmentInputError
 from environments.sbol import program
-from environments.sbol.circuits import Blueprint, Difficulty, Split, draw
+from environments.sbol.circuits import ACTIVATED, Blueprint, Difficulty, Split, draw
 from environments.sbol.tasks import BUILDERS, TaskKind
 from environments.single_turn import Task, TaskFamily
 from verifiers.numbers import Options
@@ -46,6 +47,15 @@ class SbolOptions(Options):
         description="'id': in-distribution repressors only; 'ood': every circuit uses at least "
         "one held-out repressor (AmtR, HlyIIR, LitR, PsrA), as Cello-OOD.",
     )
+    activation: bool = Field(
+        False,
+        description="Circuits with activators, inducers and hybrid promoters: coherent and "
+        "incoherent feed-forward loops, an AND gate of two activators (design and completion "
+        "tasks, split 'id').",
+    )
+
+
+ACTIVATED_KINDS: tuple[TaskKind, ...] = ("design", "completion")
 
 
 @dataclass(frozen=True)
@@ -68,15 +78,21 @@ class _SbolTasks(TaskFamily):
         """The task ``(seed, options)`` names, identical in every process."""
         if not isinstance(options, SbolOptions):
             options = SbolOptions.model_validate(options)
+        types = tuple(ACTIVATED) if options.activation else CIRCUIT_TYPES
         circuit: CircuitType = (
-            random.Random(f"{self.id}@{VERSION}/{seed}/circuit").choice(CIRCUIT_TYPES)
+            random.Random(f"{self.id}@{VERSION}/{seed}/circuit").choice(types)
             if options.circuit == "any"
             else options.circuit
         )
+        if options.activation:
+            _check_activation(self.kind, circuit, options)
+        variant = "/activation" if options.activation else ""  # old task ids keep their draws
         rng = random.Random(
-            f"{self.id}@{VERSION}/{seed}/{circuit}/{options.difficulty}/{options.split}"
+            f"{self.id}@{VERSION}/{seed}/{circuit}/{options.difficulty}/{options.split}{variant}"
         )
-        blueprint = draw(circuit, rng, options.difficulty, options.split)
+        blueprint = draw(
+            circuit, rng, options.difficulty, options.split, activation=options.activation
+        )
         built = BUILDERS[self.kind](blueprint, rng, options.difficulty, options.split)
         metadata: dict[str, Any] = {
             "task": self.kind,
@@ -98,6 +114,19 @@ class _SbolTasks(TaskFamily):
         if not isinstance(task, SbolTask) or task.answer is None:
             raise TypeError("expert_response needs a task this family generated")
         return f"```python\n{program.render(task.answer)}```"
+
+
+def _check_activation(kind: TaskKind, circuit: CircuitType, options: SbolOptions) -> None:
+    if kind not in ACTIVATED_KINDS:
+        raise EnvironmentInputError(
+            f"activation circuits are offered for sbol/{' and sbol/'.join(ACTIVATED_KINDS)}"
+        )
+    if circuit not in ACTIVATED:
+        raise EnvironmentInputError(
+            f"activation variants exist for {' and '.join(ACTIVATED)}, not {circuit}"
+        )
+    if options.split != "id":
+        raise EnvironmentInputError("activation circuits have no held-out split: use split 'id'")
 
 
 class DesignTasks(_SbolTasks):

@@ -165,15 +165,35 @@ def lines(blueprint: Blueprint, *, sequences: bool = True) -> list[Line]:
         )
     for regulation in design.regulations:
         gene, promoter = regulation.regulator, regulation.promoter
+        kind, actor, acted = _KINDS[regulation.sign]
         found.append(
             Line(
-                "interaction(sbol3.SBO_INHIBITION, "
-                f"[(sbol3.SBO_INHIBITOR, {_protein(gene)}), (sbol3.SBO_INHIBITED, {promoter})])",
+                f"interaction(sbol3.SBO_{kind}, "
+                f"[(sbol3.SBO_{actor}, {_protein(gene)}), (sbol3.SBO_{acted}, {promoter})])",
                 "regulation",
                 (gene, promoter),
             )
         )
+    for induction in design.inductions:
+        chemical, gene = induction.chemical, induction.regulator
+        kind, actor, acted = _KINDS[induction.sign]
+        found.append(
+            Line(
+                f'{chemical} = sbol3.Component("{chemical}", sbol3.SBO_SIMPLE_CHEMICAL)\n'
+                f"doc.add({chemical})\n"
+                f"interaction(sbol3.SBO_{kind}, "
+                f"[(sbol3.SBO_{actor}, {chemical}), (sbol3.SBO_{acted}, {_protein(gene)})])",
+                "induction",
+                (chemical, gene),
+            )
+        )
     return found
+
+
+_KINDS = {
+    -1: ("INHIBITION", "INHIBITOR", "INHIBITED"),
+    1: ("STIMULATION", "STIMULATOR", "STIMULATED"),
+}
 
 
 def join(program: list[Line]) -> str:

@@ -14,16 +14,20 @@ What the checker reads, level by level:
 1. execution: the program runs and leaves `doc`;
 2. validity: `doc.validate()` finds no error and every reference resolves inside `doc`;
 3. structure: each DNA part is an sbol3.Component typed sbol3.SBO_DNA with one role
-   (SO_PROMOTER, SO_RBS, SO_CDS, SO_TERMINATOR), named exactly as in the parts list (sequences
-   optional); each transcription unit is a DNA Component whose features are SubComponents of
-   parts chained by sbol3.SBOL_PRECEDES constraints: promoter(s), RBS, CDS, terminator;
+   (SO_PROMOTER, SO_RBS, SO_CDS, SO_TERMINATOR); a part of the list below keeps its role
+   (name it as the list does, or by its iGEM id; a CDS may be named for its protein);
+   sequences are optional; each transcription unit is a DNA Component whose features are
+   SubComponents of parts chained by sbol3.SBOL_PRECEDES constraints: promoter(s), RBS, CDS,
+   terminator;
 4. semantics: each protein (an sbol3.Component typed sbol3.SBO_PROTEIN) is made by a genetic
    production interaction (template: the CDS; product: the protein); a repressor acts by an
-   inhibition (inhibitor: its protein; inhibited: its own promoter). Interactions belong to one
-   Component typed sbol3.SBO_FUNCTIONAL_ENTITY and name its features (SubComponents of the
-   parts and proteins);
+   inhibition (inhibitor: its protein; inhibited: its promoter), an activator by a stimulation;
+   an inducer (typed sbol3.SBO_SIMPLE_CHEMICAL) inhibits or stimulates a protein. Interactions
+   belong to one Component typed sbol3.SBO_FUNCTIONAL_ENTITY and name its features
+   (SubComponents of the parts, proteins and inducers);
 5. function: the regulatory graph does what the task asks. Tandem promoters before a CDS all
-   drive it (OR); a repressed promoter is off while its repressor is expressed."""
+   drive it (OR); a promoter is off while a repressor of it acts, and needs every activator of
+   it to act."""
 
 
 def parts_list(allowed: list[str]) -> str:
@@ -33,10 +37,24 @@ def parts_list(allowed: list[str]) -> str:
     repressors = [
         f"{r.name} ⊣ {r.promoter}" for r in library.REPRESSORS.values() if r.name in names
     ]
+    activators = [f"{a} → {p}" for a, p in library.ACTIVATORS.items() if a in names]
+    hybrids = [
+        f"{p} ({', '.join(('+' if sign > 0 else '⊣') + r for r, sign in acting)})"
+        for p, acting in library.HYBRIDS.items()
+        if p in names
+    ]
+    inducers = [
+        f"{c} ({'releases' if sign < 0 else 'activates'} {r})"
+        for c, (r, sign) in library.INDUCERS.items()
+        if r in names
+    ]
     rows = [
         ("input promoters (on when their input is present)", inputs),
         ("constitutive promoters", [p for p in library.CONSTITUTIVE if p in names]),
         ("repressors (CDS ⊣ the promoter it represses)", repressors),
+        ("activators (CDS → the promoter it activates)", activators),
+        ("hybrid promoters (+ activated by, ⊣ repressed by)", hybrids),
+        ("inducers (small molecules)", inducers),
         ("reporters (CDS)", [r for r in library.REPORTERS if r in names]),
         ("RBSs", [r for r in library.RBSS if r in names]),
         ("terminators", [t for t in library.TERMINATORS if t in names]),

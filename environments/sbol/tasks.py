@@ -70,6 +70,12 @@ def _used(blueprint: Blueprint) -> list[str]:
     return list(seen)
 
 
+def _named_parts(blueprint: Blueprint) -> list[str]:
+    """The parts a specification names: its input promoters (not inducers) and its reporter."""
+    inputs = [name for name in blueprint.inputs if name not in library.INDUCERS]
+    return [*inputs, *([blueprint.output] if blueprint.output else [])]
+
+
 def _sensors(blueprint: Blueprint) -> bool:
     return not blueprint.inputs
 
@@ -96,6 +102,7 @@ def _exact_spec(blueprint: Blueprint, split: Split, **extra: object) -> CircuitS
         inputs=list(blueprint.inputs),
         output=blueprint.output,
         edges=sorted(blueprint.design.edges(blueprint.inputs)),
+        activation=blueprint.activation,
         **extra,
     )
 
@@ -139,6 +146,13 @@ def _specification(blueprint: Blueprint, offered: list[str]) -> str:
             f"{blueprint.inputs[0]} drives the first, each represses the promoter driving the "
             f"next, and the last represses the promoter driving {out}."
         )
+    elif kind == "feed_forward_loop" and blueprint.activation:
+        body = (
+            f"a {blueprint.feed_forward} feed-forward loop with input arabinose and reporter "
+            f"{out}: the activator X (AraC, made constitutively, active with arabinose) activates "
+            "the promoter of a regulator Y and a hybrid promoter driving the reporter, which Y "
+            f"{'also activates' if blueprint.feed_forward == 'coherent' else 'represses'}."
+        )
     elif kind == "feed_forward_loop":
         z = "the reporter itself"
         if blueprint.design.genes()[-1] != out or len(blueprint.repressors) > 2:
@@ -155,10 +169,13 @@ def _specification(blueprint: Blueprint, offered: list[str]) -> str:
         )
     else:
         article = "an" if str(blueprint.gate)[0] in "AOX" else "a"
+        over = "inducers" if blueprint.activation else "input promoters"
         body = (
-            f"{article} {blueprint.gate} gate over input promoters "
+            f"{article} {blueprint.gate} gate over {over} "
             f"{', '.join(blueprint.inputs)} with output {out}, {_rows(blueprint)}."
         )
+    if blueprint.activation:
+        return f"Design {body} Use regulators from: {pool}."
     return f"Design {body} Use repressors from: {pool}; each at most once."
 
 
@@ -174,13 +191,15 @@ def design(blueprint: Blueprint, rng: random.Random, difficulty: Difficulty, spl
         circuit=blueprint.circuit,
         check="function",
         parts=_allowed(split),
-        required=[*blueprint.inputs, *([blueprint.output] if blueprint.output else [])],
+        required=_named_parts(blueprint),
         inputs=list(blueprint.inputs),
         output=blueprint.output,
         truth_table=table,
         size=blueprint.size if blueprint.circuit in ("repressilator", "cascade") else None,
         repressors=offered,
         at_least_one_of=_held_out(split, offered),
+        activation=blueprint.activation,
+        feed_forward=blueprint.feed_forward,
     )
     task = _specification(blueprint, offered)
     if spec.at_least_one_of:
@@ -278,7 +297,7 @@ def _isomorphic_spec(blueprint: Blueprint, split: Split, repressors: list[str]) 
         circuit=blueprint.circuit,
         check="isomorphic",
         parts=_allowed(split),
-        required=[*blueprint.inputs, *([blueprint.output] if blueprint.output else [])],
+        required=_named_parts(blueprint),
         inputs=list(blueprint.inputs),
         output=blueprint.output,
         truth_table=table,

@@ -8,10 +8,12 @@ below it passes:
   that reads back as SBOL3 and is not empty;
 - **L2 validity** (``document.py``): ``validate()`` reports no errors and every reference
   resolves inside the document;
-- **L3 structure** (``extract.py``): parts from the allowed library with the right roles,
-  transcription units ordered promoter → RBS → CDS → terminator, required parts present;
+- **L3 structure** (``extract.py``): parts typed and with one role (the library's role for a
+  part it knows, by any of its names), transcription units ordered promoter → RBS → CDS →
+  terminator, required parts present;
 - **L4 semantics** (``extract.py``): interactions well typed (genetic production: CDS → protein;
-  inhibition or stimulation of a promoter by a protein), no orphans, cognate regulation;
+  inhibition or stimulation of a promoter by a protein, of a protein by an inducer), no
+  orphans, regulation the library agrees with where it knows both sides;
 - **L5 function** (``function.py``): the signed regulatory graph matches the task.
 
 The reward combines the levels as ``reward.py`` says (weights, presets, binary). ``detail``
@@ -39,7 +41,7 @@ from verifiers.sbol.reward import LEVELS, TITLES, CircuitOptions, combine, compo
 from verifiers.sbol.spec import MAX_PROGRAM_CHARS, CircuitSpec
 from verifiers.score import Score
 
-VERSION = "1"
+VERSION = "2"
 SUCCESS = "all five levels pass: execution, validity, structure, semantics, function"
 
 

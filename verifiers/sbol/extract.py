@@ -118,7 +118,9 @@ def _check_parts(index: _Index, spec: CircuitSpec) -> None:
                 "for its parts only"
             )
         if known is not None and known.role != role:
-            raise Failed(f"part {shown} has role {role}, but the library's {name} is a {known.role}")
+            raise Failed(
+                f"part {shown} has role {role}, but the library's {name} is a {known.role}"
+            )
         for reference in component.sequences:
             sequence = index.objects.get(str(reference))
             if not isinstance(sequence, sbol3.Sequence):
@@ -364,7 +366,18 @@ def semantics(index: _Index, units: list[Unit]) -> Design:
             raise Failed(f"promoter {promoter!r} is regulated but is in no transcription unit")
         _agrees(gene, promoter)
         regulations.add(Regulation(gene, promoter, sign))
-    inductions: set[Induction] = set()
+    induced = _inductions(index, reading)
+    for component in index.components():
+        if ontology.PROTEIN in component.types and component.identity not in reading.productions:
+            raise Failed(f"protein {component.display_id!r} is produced by nothing (an orphan)")
+    ordered = tuple(sorted(regulations, key=lambda r: (r.regulator, r.promoter, r.sign)))
+    proteins = {gene: index.name(p) for gene, p in reading.produced_by.items()}
+    return Design(reading.system or "circuit", tuple(units), ordered, proteins, induced)
+
+
+def _inductions(index: _Index, reading: _Reading) -> tuple[Induction, ...]:
+    """The inducers' actions on the circuit's proteins, checked against the library's."""
+    found: set[Induction] = set()
     for chemical, protein, sign in reading.inductions:
         gene = reading.productions.get(protein)
         if gene is None:
@@ -375,15 +388,11 @@ def semantics(index: _Index, units: list[Unit]) -> Design:
         known = library.INDUCERS.get(chemical)
         if known is not None and gene in library.parts() and known != (gene, sign):
             verb = "releases" if known[1] < 0 else "is needed by"
-            raise Failed(f"{chemical} does not act so on {gene}: in the library it {verb} {known[0]}")
-        inductions.add(Induction(chemical, gene, sign))
-    for component in index.components():
-        if ontology.PROTEIN in component.types and component.identity not in reading.productions:
-            raise Failed(f"protein {component.display_id!r} is produced by nothing (an orphan)")
-    ordered = tuple(sorted(regulations, key=lambda r: (r.regulator, r.promoter, r.sign)))
-    proteins = {gene: index.name(p) for gene, p in reading.produced_by.items()}
-    induced = tuple(sorted(inductions, key=lambda i: (i.chemical, i.regulator, i.sign)))
-    return Design(reading.system or "circuit", tuple(units), ordered, proteins, induced)
+            raise Failed(
+                f"{chemical} does not act so on {gene}: in the library it {verb} {known[0]}"
+            )
+        found.add(Induction(chemical, gene, sign))
+    return tuple(sorted(found, key=lambda i: (i.chemical, i.regulator, i.sign)))
 
 
 def _agrees(gene: str, promoter: str) -> None:

@@ -156,7 +156,9 @@ def regulation(regulator: str) -> dict[str, int]:
     if regulator in ACTIVATORS:
         found[ACTIVATORS[regulator]] = 1
     for promoter, acting in HYBRIDS.items():
-        found.update({promoter: sign for name, sign in acting if name == regulator})
+        for name, sign in acting:
+            if name == regulator:
+                found[promoter] = sign
     return found
 
 
@@ -189,19 +191,20 @@ IGEM: dict[str, str] = {
 name with the ``BBa_`` prefix)."""
 
 SYNONYMS: dict[str, str] = {
-    "l-arabinose": "arabinose",
+    "l_arabinose": "arabinose",
     "ara": "arabinose",
     "anhydrotetracycline": "aTc",
     "3oc6hsl": "AHL",
-    "3oc6-hsl": "AHL",
-    "3-oxo-c6-hsl": "AHL",
-    "ahl": "AHL",
+    "oc6hsl": "AHL",
+    "3oc6_hsl": "AHL",
+    "3_oxo_c6_hsl": "AHL",
     "lambda_ci": "cI",
     "ptrc": "pTac",
 }
-"""Other names sources give the library's parts and inducers (compared case-folded)."""
+"""Other names sources give the library's parts and inducers (case-folded, with ``-``, ``.``
+and spaces read as ``_``)."""
 
-_SUFFIX = re.compile(r"[_\-. ]?(cds|gene|protein|prot|promoter|prom|part|rbs|terminator|term)$")
+_SUFFIX = re.compile(r"_?(cds|gene|protein|prot|promoter|prom|part|rbs|terminator|term)$")
 
 
 @cache
@@ -218,7 +221,7 @@ def canonical(names: Iterable[str]) -> str | None:
     (an exact, case-folded, ``BBa_``-stripped or suffix-stripped match), else None."""
     known = _known()
     for name in names:
-        folded = name.casefold()
+        folded = re.sub(r"[-. ]", "_", name.casefold())
         for candidate in (folded, folded.removeprefix("bba_"), _SUFFIX.sub("", folded)):
             if candidate in known:
                 return known[candidate]

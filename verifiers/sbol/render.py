@@ -35,6 +35,9 @@ def circuit(design: Design, inputs: Sequence[str] = (), *, with_type: bool = Tru
     lines += [f"  {r.regulator} {SYMBOLS[r.sign]} {r.promoter}" for r in design.regulations] or [
         "  (none)"
     ]
+    if design.inductions:
+        lines.append("inducers:")
+        lines += [f"  {i.chemical} {SYMBOLS[i.sign]} {i.regulator}" for i in design.inductions]
     lines.append("gene graph:")
     lines += [f"  {line}" for line in edges(design.edges(inputs), inputs)] or ["  (none)"]
     if with_type:
