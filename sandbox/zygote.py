@@ -10,6 +10,14 @@ unprivileged uid, rlimits, the worker's seccomp filter, a private scratch direct
 wall-clock limit.
 Python runs in the fork itself (no exec: imports are already paid); other languages exec.
 
+Why the worker forks its runs itself, measured (``benchmarks/sandbox_ab.py``): a fork and exit
+of an interpreter carrying the warm modules costs about 1.6 ms of CPU (0.6 in the parent, 1.0 in
+the child), more than the namespace floor's whole run; the worker's own bookkeeping adds about
+330 copy-on-write faults a request (0.8 ms). A lean forking process beside the worker would
+still carry the warm modules (the run executes in its fork), so it could save only those faults
+and a quarter of the fork, against two more frames and descriptor passing a run: a fifth more
+runs a second at best, for a second process per slot to keep alive. Not built.
+
 Requests arrive as JSON frames and are typed at the door (``sandbox.jobs``); replies are plain
 JSON records (``sandbox.model`` has the schema the pool validates). A test run is
 ``sandbox.testrun``'s. The worker never judges: it returns outputs, and the trusted side
