@@ -2,7 +2,9 @@
 nothing imported but ``os``, ``sys`` and ``ctypes``) that does per run only what full isolation
 needs of the kernel, and nothing of the sandbox's code.
 
-Started by ``sandbox_side.FloorWorker`` with pipes on stdin and stdout. It enters new user
+Started by ``sandbox_side.FloorWorker`` with pipes on stdin and stdout; the module names given
+as arguments are imported first and frozen (``gc.freeze``), as a sandbox worker's warm modules
+are: the *warm floor*, whose forks carry what a Python run needs pre-imported. It enters new user
 (mapped from outside to a host uid range, as a sandbox worker's), mount, network, IPC and UTS
 namespaces and a PID namespace with its own ``/proc``; then, per ``r`` read on stdin:
 ``unshare(CLONE_NEWPID)`` and a fork (the child is PID 1 of a fresh PID namespace), in the child
@@ -11,7 +13,10 @@ written to a pipe and exit; the worker reads the pipe, reaps the child and answe
 """
 
 import ctypes
+import gc
+import importlib
 import os
+import sys
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -39,6 +44,9 @@ def _mount(
 
 
 def main() -> None:
+    for name in sys.argv[1:]:
+        importlib.import_module(name)
+    gc.freeze()
     requests, replies = 0, 1
     _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS))
     _mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None)

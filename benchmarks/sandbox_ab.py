@@ -1,7 +1,8 @@
 """Sandbox throughput of two checkouts side by side, interleaved, against the namespace floor.
 
 Each side is its own process (``benchmarks/sandbox_side.py``, run with ``PYTHONPATH`` set to
-its tree) holding an open sandbox; the floor is a third (see ``sandbox_side``'s docstring). Each
+its tree) holding an open sandbox; the floor is a third and the warm floor (the floor's workers
+carrying the head's warm modules) a fourth (see ``sandbox_side``'s docstring). Each
 round asks every side for the same ``print(1)`` runs from the same number of caller threads, in
 a rotating order (A B F, B F A, F A B, ...), so machine load drifts over all sides alike.
 Ratios are taken within a round; medians over rounds are reported, with the CPU a run cost in
@@ -90,6 +91,7 @@ def main() -> None:
     if args.base is not None:
         specs.append(("base", args.backend, args.base.resolve()))
     specs.append(("floor", "floor", ROOT))
+    specs.append(("warmfloor", "warmfloor", args.head.resolve()))
     sides = [Side(name, kind, tree, args.workers) for name, kind, tree in specs]
     results: dict[str, list[dict[str, Any]]] = {side.name: [] for side in sides}
     try:
@@ -106,14 +108,14 @@ def main() -> None:
     def rate(result: dict[str, Any]) -> float:
         return float(args.runs / result["seconds"])
 
-    print(f"\n{'side':<8}{'runs/s':>8}{'/floor':>8}" + "".join(f"{k:>9}" for k in KINDS), end="")
+    print(f"\n{'side':<10}{'runs/s':>8}{'/floor':>8}" + "".join(f"{k:>9}" for k in KINDS), end="")
     print(f"{'faults':>8}{'':>8}  (CPU ms, page faults per run; per-round runs/s)")
     for name, rounds in results.items():
         ratio = median([rate(r) / rate(f) for r, f in zip(rounds, results["floor"], strict=True)])
         cpu = [median([r["cpu"][k] * 1000 / args.runs for r in rounds]) for k in KINDS]
         per_round = " ".join(f"{rate(r):.0f}" for r in rounds)
         print(
-            f"{name:<8}{median([rate(r) for r in rounds]):>8.0f}{ratio:>8.2f}"
+            f"{name:<10}{median([rate(r) for r in rounds]):>8.0f}{ratio:>8.2f}"
             + "".join(f"{c:>9.2f}" for c in cpu)
             + f"{median([r['cpu']['worker_faults'] / args.runs for r in rounds]):>8.0f}"
             + f"{median([r['cpu']['run_faults'] / args.runs for r in rounds]):>8.0f}"

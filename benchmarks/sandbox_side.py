@@ -4,7 +4,7 @@ Run by path, as its own process, with ``PYTHONPATH`` naming the tree whose ``san
 it measures (``benchmarks/sandbox_ab.py`` starts one per side, so two checkouts compare in one
 sitting)::
 
-    PYTHONPATH=<tree> python benchmarks/sandbox_side.py local|weak|floor WORKERS
+    PYTHONPATH=<tree> python benchmarks/sandbox_side.py local|weak|floor|warmfloor WORKERS
 
 It then reads ``RUNS THREADS`` lines on stdin and answers each with one JSON line: the wall
 seconds of ``RUNS`` trivial runs made from ``THREADS`` caller threads, and the CPU they cost,
@@ -22,6 +22,11 @@ child writes ``1`` to a pipe and exits, and the worker reads the pipe and reaps 
 root, seccomp, rlimits, uid switch, cgroup, scratch directory, preloaded modules or interpreter
 work: the kernel's price of fresh PID, mount and IPC namespaces per run and a fork of a small
 Python process, which a sandbox can approach but not pass.
+
+**The warm floor** (``warmfloor``) is the same with the sandbox worker's warm modules
+(``sandbox.zygote.WARM_MODULES``, of the tree on ``PYTHONPATH``) imported into each floor
+worker first: the price of forking, and exiting, an interpreter that carries what a Python run
+needs pre-imported, which no design running Python in a fork of such an interpreter can pass.
 """
 
 from __future__ import annotations
@@ -44,11 +49,12 @@ _TICK = os.sysconf("SC_CLK_TCK")
 
 
 class FloorWorker:
-    """A floor worker process (``namespace_floor.py`` under ``python -S``), one run at a time."""
+    """A floor worker process (``namespace_floor.py`` under ``python -S``, ``modules``
+    imported first), one run at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, modules: tuple[str, ...] = ()) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-S", str(FLOOR_WORKER)],
+            [sys.executable, "-S", str(FLOOR_WORKER), *modules],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             bufsize=0,
@@ -78,8 +84,8 @@ class FloorWorker:
 class FloorPool:
     """``workers`` floor workers, lent one per call (the sandbox pool's discipline)."""
 
-    def __init__(self, workers: int) -> None:
-        self.workers = [FloorWorker() for _ in range(workers)]
+    def __init__(self, workers: int, modules: tuple[str, ...] = ()) -> None:
+        self.workers = [FloorWorker(modules) for _ in range(workers)]
         self._free = list(self.workers)
         self._cond = threading.Condition()
 
@@ -171,8 +177,13 @@ def measure(call: Callable[[], object], runs: int, threads: int) -> dict[str, ob
 def main() -> None:
     kind, workers = sys.argv[1], int(sys.argv[2])
     close: Callable[[], None]
-    if kind == "floor":
-        floor = FloorPool(workers)
+    if kind in ("floor", "warmfloor"):
+        if kind == "warmfloor":
+            from sandbox.zygote import WARM_MODULES  # this tree's, by PYTHONPATH
+
+            floor = FloorPool(workers, WARM_MODULES)
+        else:
+            floor = FloorPool(workers)
 
         def call() -> None:
             assert floor.run() == b"1\n"

@@ -23,27 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import cgroups, frames, harness, isolation, landlock, linux, records
+from sandbox.jobs import Limits
 
 SHM_MB = 64  # each run's private /dev/shm (full isolation)
 _HIGH_FD = 100
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-run limits (the pool fills in defaults)."""
-
-    wall_s: float
-    cpu_s: float
-    memory_mb: int
-    output_bytes: int
-    file_mb: int
-    processes: int
-    open_files: int
-
-    @classmethod
-    def of(cls, raw: dict[str, Any]) -> Limits:
-        """From the request's JSON."""
-        return cls(**{name: raw[name] for name in cls.__dataclass_fields__})
 
 
 @dataclass
@@ -426,11 +409,6 @@ def exec_target(argv: list[str]) -> Callable[[], None]:
             os._exit(127)
 
     return run
-
-
-def with_wall(limits: Limits, wall_s: float) -> Limits:
-    fields = {name: getattr(limits, name) for name in Limits.__dataclass_fields__}
-    return Limits(**{**fields, "wall_s": wall_s, "cpu_s": min(limits.cpu_s, wall_s + 1)})
 
 
 def _set_limits(limits: Limits) -> None:

@@ -35,6 +35,11 @@ _SYS_PIVOT_ROOT = 155  # x86_64; aarch64 uses 41
 # ``ldconfig -p`` at import (in the pool's fork server) and import ``subprocess`` and with it
 # ``threading`` into every worker (see ``sandbox``'s docstring).
 _libc = ctypes.CDLL(None, use_errno=True)
+# Resolved here, once: ``CDLL`` looks a function up on first use and caches it on itself, which
+# in a run's forked process (whose set-up calls ``mount``) cost about 40 page faults of
+# copy-on-write every run.
+_unshare, _setns, _mount, _umount2 = _libc.unshare, _libc.setns, _libc.mount, _libc.umount2
+_prctl, _syscall = _libc.prctl, _libc.syscall
 
 
 def _check(result: int, what: str) -> None:
@@ -45,17 +50,17 @@ def _check(result: int, what: str) -> None:
 
 def unshare(flags: int) -> None:
     """Move the calling process into new namespaces."""
-    _check(_libc.unshare(ctypes.c_int(flags)), "unshare")
+    _check(_unshare(ctypes.c_int(flags)), "unshare")
 
 
 def setns(fd: int, nstype: int) -> None:
     """Join the namespace open at ``fd``."""
-    _check(_libc.setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
+    _check(_setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 
 
 def mount(source: str, target: str, fstype: str | None, flags: int, data: str = "") -> None:
     """mount(2)."""
-    result = _libc.mount(
+    result = _mount(
         source.encode(),
         target.encode(),
         fstype.encode() if fstype else None,
@@ -67,15 +72,15 @@ def mount(source: str, target: str, fstype: str | None, flags: int, data: str = 
 
 def umount(target: str, flags: int = 0) -> None:
     """umount2(2)."""
-    _check(_libc.umount2(target.encode(), ctypes.c_int(flags)), f"umount {target}")
+    _check(_umount2(target.encode(), ctypes.c_int(flags)), f"umount {target}")
 
 
 def pivot_root(new_root: str, put_old: str) -> None:
     """pivot_root(2): make ``new_root`` the root of this mount namespace."""
     number = 41 if os.uname().machine == "aarch64" else _SYS_PIVOT_ROOT
-    _check(_libc.syscall(number, new_root.encode(), put_old.encode()), "pivot_root")
+    _check(_syscall(number, new_root.encode(), put_old.encode()), "pivot_root")
 
 
 def prctl(option: int, arg: int) -> None:
     """prctl(2) with one argument."""
-    _check(_libc.prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")
+    _check(_prctl(option, ctypes.c_ulong(arg), 0, 0, 0), f"prctl {option}")

@@ -11,7 +11,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sandbox.children import Child, Limits
+    from sandbox.children import Child
+    from sandbox.jobs import Limits
 
 TAIL = 4096  # bytes of stderr kept when a frame carries an error
 OOM_NOTE = "killed: the run's processes together went over its memory limit"

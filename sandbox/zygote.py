@@ -10,8 +10,18 @@ unprivileged uid, rlimits, the worker's seccomp filter, a private scratch direct
 wall-clock limit.
 Python runs in the fork itself (no exec: imports are already paid); other languages exec.
 
-Requests and replies are plain JSON (see ``sandbox.model`` for the schema the pool validates).
-The worker never judges: it returns outputs, and the trusted side compares them.
+Why the worker forks its runs itself, measured (``benchmarks/sandbox_ab.py``): a fork and exit
+of an interpreter carrying the warm modules costs about 1.6 ms of CPU (0.6 in the parent, 1.0 in
+the child), more than the namespace floor's whole run; the worker's own bookkeeping adds about
+330 copy-on-write faults a request (0.8 ms). A lean forking process beside the worker would
+still carry the warm modules (the run executes in its fork), so it could save only those faults
+and a quarter of the fork, against two more frames and descriptor passing a run: a fifth more
+runs a second at best, for a second process per slot to keep alive. Not built.
+
+Requests arrive as JSON frames and are typed at the door (``sandbox.jobs``); replies are plain
+JSON records (``sandbox.model`` has the schema the pool validates). A test run is
+``sandbox.testrun``'s. The worker never judges: it returns outputs, and the trusted side
+compares them.
 """
 
 from __future__ import annotations
@@ -28,10 +38,8 @@ import json
 import os
 import shutil
 import signal
-import socket
 import stat
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -41,21 +49,17 @@ from sandbox import (
     frames,
     harness,
     isolation,
+    jobs,
     languages,
     linux,
     probe,
-    records,
     runtime,
     seccomp,
 )
-from sandbox.children import (
-    Child,
-    Children,
-    Limits,
-    exec_target,
-    harness_target,
-    with_wall,
-)
+from sandbox.children import Children, exec_target
+from sandbox.jobs import Limits
+from sandbox.memory import RunMemory
+from sandbox.testrun import TestSession
 
 WARM_MODULES = (
     "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal",
@@ -64,7 +68,6 @@ WARM_MODULES = (
     "unittest",
 )  # fmt: skip
 CACHE_ENTRIES = 128
-records.OOM_NOTE = "killed: the run's processes together went over its memory limit"
 PROBE_LIMITS = Limits(
     wall_s=60, cpu_s=60, memory_mb=2048, output_bytes=1 << 16, file_mb=16, processes=64,
     open_files=256,
@@ -72,7 +75,9 @@ PROBE_LIMITS = Limits(
 
 
 class Worker:
-    """The request loop of one zygote."""
+    """The request loop of one zygote. Calls go one way: the worker runs a request with its
+    ``Children`` (processes), ``RunMemory`` (the slot's cgroup) and, for tests, a
+    ``TestSession``; none of them calls back."""
 
     def __init__(
         self,
@@ -85,9 +90,8 @@ class Worker:
     ) -> None:
         self.layout = layout
         self.control_in, self.control_out = control
-        self.group = group  # the slot's memory cgroup: caps a run's processes together
+        self.memory = RunMemory(group)
         self.children = Children(layout, group=group, keep_fds=keep_fds, library_path=library_path)
-        self.oom_seen = 0
         self.runs = 0
         # On the worker itself: every run inherits it.
         seccomp.load(seccomp.compile_apart(private_ipc=self.children.full))
@@ -98,81 +102,53 @@ class Worker:
         """Answer requests until the pool hangs up."""
         while True:
             try:
-                request = frames.read(self.control_in)
+                frame = frames.read(self.control_in)
             except frames.FrameError:
                 return
             try:
-                reply = self.handle(request)
+                reply = self.handle(jobs.parse(frame))
             except Exception as exc:
                 reply = {"status": "sandbox_error", "detail": f"{type(exc).__name__}: {exc}"}
             frames.write(self.control_out, reply)
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """One request: ``ping`` or ``run``."""
-        if request.get("op") == "ping":
+    def handle(self, job: jobs.RunJob | jobs.Ping) -> dict[str, Any]:
+        """One request: a ping or a run."""
+        if isinstance(job, jobs.Ping):
             return {"status": "ok", "isolation": self.layout.isolation, "pid": os.getpid()}
-        language = languages.get(request["language"])
+        language = languages.get(job.language)
         _preload(language.preload)
         scratch = self._scratch()
         try:
             try:
-                record = self._execute(language, request, scratch)
+                record = self._execute(language, job, scratch)
             finally:
                 self.children.cleanup()  # no process of the run touches the scratch dir now
-            if request.get("fetch_files"):
-                record["files"] = _fetch(scratch, request["fetch_files"])
+            if job.fetch_files:
+                record["files"] = _fetch(scratch, job.fetch_files)
             record["isolation"] = self.layout.isolation
             return record
         finally:
             _remove_scratch(scratch, language.source_file)
 
     def _execute(
-        self, language: languages.Language, request: dict[str, Any], scratch: Path
+        self, language: languages.Language, job: jobs.RunJob, scratch: Path
     ) -> dict[str, Any]:
-        limits = Limits.of(request["limits"])
-        self._write_files(scratch, request.get("files") or {})
-        binary, compiled = self._build(language, request["source"], scratch, request)
+        self._write_files(scratch, job.files)
+        binary, compiled = self._build(language, job, scratch)
         if compiled is not None and binary is None:
             return {**compiled, "status": "compile_error", "compile": compiled}
-        self.begin(limits)
-        if request.get("tests") is None:
-            record = self._run_once(language, request, binary, scratch, limits)
+        self.memory.begin(job.limits)
+        if job.tests is None:
+            target = self._target(language, job.source, binary)
+            stdin = job.stdin.encode()
+            proc = self.children.spawn(target, stdin, scratch, job.limits)
+            record = self.children.finish(proc, job.limits)
         else:
-            record = self._run_tests(language, request, binary, scratch, limits)
+            session = TestSession(self.children, self.memory, scratch, job.limits, job.tests)
+            exec_each = None if language.warm else self._target(language, job.source, binary)
+            record = session.run(job.source, exec_each)
         record["compile"] = compiled
-        return self.charge(record)
-
-    # -- memory --------------------------------------------------------------------------------
-
-    def begin(self, limits: Limits) -> None:
-        """Before a phase (build, run): the group's limit, a fresh peak and OOM count."""
-        if self.group is not None:
-            self.group.start(limits.memory_mb)
-            self.oom_seen = 0
-
-    def charge(self, record: dict[str, Any]) -> dict[str, Any]:
-        """A phase's record with the group's figures: the peak of all the run's processes
-        together, and ``memory_limit`` when the kernel killed any of them for the limit (for a
-        test run, the tests whose process it killed say so instead: see ``failure``)."""
-        if self.group is None:
-            return record
-        record["memory_mb"] = round(max(record["memory_mb"], self.group.peak_mb()), 3)
-        if "tests" in record:
-            return record
-        if self.group.oom_kills() and record["status"] in ("ok", "runtime_error"):
-            record["status"] = "memory_limit"
-            record["stderr"] = (record["stderr"] + "\n" + records.OOM_NOTE).lstrip("\n")
-        return record
-
-    def failure(self, proc: Child, reply: dict[str, Any] | None) -> dict[str, Any]:
-        """A test's result when its process gave no answer (killed for the run's memory?)."""
-        result = records.failure(proc, reply)
-        if self.group is not None and result["status"] == "runtime_error":
-            kills = self.group.oom_kills()
-            if kills > self.oom_seen:
-                self.oom_seen = kills
-                result.update(status="memory_limit", error=records.OOM_NOTE)
-        return result
+        return self.memory.charge(record)
 
     # -- files and builds ----------------------------------------------------------------------
 
@@ -198,23 +174,23 @@ class Worker:
             self._own(target)
 
     def _build(
-        self, language: languages.Language, source: str, scratch: Path, request: dict[str, Any]
+        self, language: languages.Language, job: jobs.RunJob, scratch: Path
     ) -> tuple[str | None, dict[str, Any] | None]:
         """Write the source; for a compiled language, the cached binary (None if the build
         failed) and the compile record (None on a cache hit or for interpreted languages)."""
-        _write_source(scratch / language.source_file, source.encode(), self.layout.run_uid)
+        _write_source(scratch / language.source_file, job.source.encode(), self.layout.run_uid)
         if not language.compiled:
             return None, None
-        digest = hashlib.sha256(repr((language.compile, source)).encode()).hexdigest()[:32]
+        digest = hashlib.sha256(repr((language.compile, job.source)).encode()).hexdigest()[:32]
         cached = Path(self.layout.cache, digest)
         if cached.exists():
             os.utime(cached)
             return str(cached), None
         argv = [a.format(src=language.source_file, bin="main") for a in language.compile]
-        limits = Limits.of(request["compile_limits"])
-        self.begin(limits)
+        limits = job.compile_limits
+        self.memory.begin(limits)
         proc = self.children.spawn(exec_target(argv), b"", scratch, limits)
-        record = self.charge(self.children.finish(proc, limits))
+        record = self.memory.charge(self.children.finish(proc, limits))
         if record["status"] != "ok":
             return None, record
         try:  # the binary is the build's output: read it without following links
@@ -236,176 +212,25 @@ class Worker:
     def _target(
         self, language: languages.Language, source: str, binary: str | None
     ) -> Callable[[], None]:
+        """What a run's process does: Python runs the source in the fork itself, the others
+        exec (the built binary, or the interpreter on the source file)."""
         if language.warm:
             return lambda: harness.flush_and_exit(harness.run_main(source))
         argv = [binary] if binary else [a.format(src=language.source_file) for a in language.run]
         return exec_target(argv)
-
-    def _run_once(
-        self,
-        language: languages.Language,
-        request: dict[str, Any],
-        binary: str | None,
-        scratch: Path,
-        limits: Limits,
-    ) -> dict[str, Any]:
-        stdin = str(request.get("stdin") or "").encode()
-        proc = self.children.spawn(
-            self._target(language, request["source"], binary), stdin, scratch, limits
-        )
-        return self.children.finish(proc, limits)
-
-    def _run_tests(
-        self,
-        language: languages.Language,
-        request: dict[str, Any],
-        binary: str | None,
-        scratch: Path,
-        limits: Limits,
-    ) -> dict[str, Any]:
-        """All tests of one program: in one warm process for Python, one exec each otherwise.
-        After a test times out the rest are not run and count as timeouts."""
-        tests, source = request["tests"], request["source"]
-        items = tests["items"]
-        session = _TestSession(self, scratch, limits, float(tests["per_test_s"]))
-        if not language.warm:
-            results = session.eachexec_target(self._target(language, source, binary), items)
-        elif tests["kind"] == "stdin":
-            results = session.script(source, items)
-        elif tests["kind"] == "call":
-            results = session.calls(source, str(tests["entry_point"]), items)
-        else:
-            results = session.asserts(source, tests.get("entry_point"), items)
-        results += [records.timeout_result()] * (len(items) - len(results))
-        for proc in session.procs:
-            if proc.status is None or proc.out.open:
-                self.children.finish(proc, limits, closing=True)
-        return {"status": "ok", "tests": results, **records.summary(session.procs)}
-
-    def ask(self, proc: Child, message: dict[str, Any], deadline: float) -> dict[str, Any]:
-        """Send one test to a harness process; its result as the trusted side will see it."""
-        started = time.monotonic()
-        try:
-            assert proc.channel is not None
-            frames.write(proc.channel.fileno(), message)
-        except OSError:
-            return self.failure(proc, None)
-        reply = self.children.await_frame(proc, deadline)
-        elapsed = time.monotonic() - started
-        if reply is None:
-            return {**self.failure(proc, None), "time_s": elapsed}
-        return {**records.harness_result(reply), "time_s": elapsed}
 
     def probe(self, packages: bool) -> str | None:
         """Run the start-up probe (``sandbox.probe``) as a run; None when runs can use the
         runtime, else why not."""
         scratch = self._scratch()
         try:
-            self.begin(PROBE_LIMITS)
+            self.memory.begin(PROBE_LIMITS)
             target = probe.program(probe.modules(packages), probe.tools())
             proc = self.children.spawn(target, b"", scratch, PROBE_LIMITS)
-            return probe.verdict(self.charge(self.children.finish(proc, PROBE_LIMITS)))
+            return probe.verdict(self.memory.charge(self.children.finish(proc, PROBE_LIMITS)))
         finally:
             self.children.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
-
-
-class _TestSession:
-    """The processes of one program's test run, and its budgets: ``per_test`` for each answer,
-    the program's ``wall_s`` for all of them."""
-
-    def __init__(self, worker: Worker, scratch: Path, limits: Limits, per_test: float) -> None:
-        self.worker, self.scratch, self.limits, self.per_test = worker, scratch, limits, per_test
-        self.children = worker.children
-        self.deadline = time.monotonic() + limits.wall_s
-        self.procs: list[Child] = []
-
-    def _due(self) -> float:
-        return min(self.deadline, time.monotonic() + self.per_test)
-
-    def start(
-        self, target: Callable[[], Any], peer: socket.socket | None = None
-    ) -> tuple[Child, dict[str, Any] | None]:
-        """A harness process and its first frame (``ready``, or why not)."""
-        proc = self.children.spawn(target, b"", self.scratch, self.limits, channel=True, peer=peer)
-        self.procs.append(proc)
-        return proc, self.children.await_frame(proc, self._due())
-
-    def ask_all(self, proc: Child, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """One answer per message, stopping after a timeout."""
-        results = []
-        for message in messages:
-            result = self.worker.ask(proc, message, self._due())
-            results.append(result)
-            if result["status"] == "timeout":
-                break
-        return results
-
-    def eachexec_target(
-        self, target: Callable[[], None], items: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """stdin tests of a non-warm language: one exec per test."""
-        results: list[dict[str, Any]] = []
-        for item in items:
-            budget = self._due() - time.monotonic()
-            if budget <= 0:
-                break
-            limits = with_wall(self.limits, budget)
-            proc = self.children.spawn(target, str(item["stdin"]).encode(), self.scratch, limits)
-            self.procs.append(proc)
-            record = self.children.finish(proc, limits)
-            results.append(records.from_record(record))
-            if record["status"] == "timeout":
-                break
-        return results
-
-    def script(self, source: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """stdin tests of Python: all in one warm process, restarted after a crash."""
-        cap = self.limits.output_bytes
-        results: list[dict[str, Any]] = []
-        proc: Child | None = None
-        for item in items:
-            if proc is None or proc.status is not None or proc.channel_error:
-                proc, ready = self.start(harness_target(harness.run_script, source, cap))
-                if not ready or not ready.get("ready"):
-                    failed = self.worker.failure(proc, ready)
-                    return results + [failed] * (len(items) - len(results))
-            result = self.worker.ask(proc, {"stdin": item["stdin"]}, self._due())
-            results.append(result)
-            if result["status"] == "timeout":
-                break
-        return results
-
-    def _server(self, source: str) -> tuple[Child, dict[str, Any] | None]:
-        return self.start(harness_target(harness.serve, source))
-
-    def calls(
-        self, source: str, entry_point: str, items: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """Function-call tests: the program defined once, then called per test."""
-        server, ready = self._server(source)
-        if not ready or not ready.get("ready"):
-            return [self.worker.failure(server, ready)] * len(items)
-        messages = [
-            {"call": entry_point, "args": item["args"], "kwargs": item.get("kwargs", {})}
-            for item in items
-        ]
-        return self.ask_all(server, messages)
-
-    def asserts(
-        self, source: str, entry_point: str | None, items: list[dict[str, Any]]
-    ) -> list[dict[str, Any]]:
-        """Assert snippets, run in a judge process that never runs the program: its calls of the
-        program's functions travel to a serving process on a socket between the two."""
-        server, ready = self._server(source)
-        if not ready or not ready.get("ready") or server.channel is None:
-            return [self.worker.failure(server, ready)] * len(items)
-        names = [str(name) for name in ready.get("names", [])]
-        peer, server.channel = server.channel, None
-        judge, _ = self.start(harness_target(harness.judge, names), peer=peer)
-        peer.close()
-        messages = [{"code": item["code"], "entry_point": entry_point} for item in items]
-        return self.ask_all(judge, messages)
 
 
 def _preload(modules: tuple[str, ...]) -> None:
