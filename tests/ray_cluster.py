@@ -121,7 +121,7 @@ class RayCluster:
             "ENVSERVER_LOG_LEVEL": "warning",
             **env,
         }
-        command = [sys.executable, "-m", "clients.cli", "serve", "--ray"]
+        command = [sys.executable, "-m", "envserver.cli", "serve", "--ray"]
         command += ["--ray-address", self.address, "--replicas", str(replicas)]
         done = subprocess.run(
             command,

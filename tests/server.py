@@ -51,7 +51,7 @@ class LiveServer:
         """Start and wait until ready; raises RuntimeError with the server's log otherwise."""
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "clients.cli", "serve", *self.args],
+                [sys.executable, "-m", "envserver.cli", "serve", *self.args],
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,

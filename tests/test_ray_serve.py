@@ -182,7 +182,7 @@ def test_serve_ray_refuses_to_deploy_without_a_shared_secret() -> None:
     # refuse the others' tokens.
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ENVSERVER_")}
     done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "serve", "--ray", "--ray-address", "127.0.0.1:1"],
+        [sys.executable, "-m", "envserver.cli", "serve", "--ray", "--ray-address", "127.0.0.1:1"],
         cwd=ROOT,
         env=environ,
         capture_output=True,
