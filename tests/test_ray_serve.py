@@ -29,7 +29,7 @@ from clients.retry import RetryPolicy
 from envserver import ray_serve
 from envserver.config import Settings
 from envserver.registry import get_registry
-from tests.ray_cluster import RayCluster
+from envserver.ray_cluster import RayCluster
 from tests.server import ROOT
 from tests.test_contracts import (
     test_the_served_environment_is_the_registered_one as contract_served_environment,

@@ -1,5 +1,5 @@
 """A one-node Ray cluster on loopback with envserver deployed on it by ``envserver serve --ray``,
-for the Ray Serve tests and benchmark (not shipped: it lives with the tests).
+for the Ray Serve tests and benchmark (the ``ray`` extra, and psutil, which the tests install).
 
 Ray replaces ``--node-ip-address 127.0.0.1`` with the machine's routable address unless it is told
 the cluster is single-node (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, which makes Ray use loopback
@@ -22,7 +22,7 @@ from types import TracebackType
 import httpx
 import psutil
 
-from tests.server import ROOT, free_port
+from envserver.testing import SOURCE, free_port
 
 SINGLE_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 HIGH_THROUGHPUT = {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1", "RAY_SERVE_ENABLE_HA_PROXY": "1"}
@@ -55,7 +55,7 @@ class RayCluster:
             **os.environ,
             **SINGLE_NODE,
             **(HIGH_THROUGHPUT if high_throughput else {}),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.environ.get("PYTHONPATH")])),
         }
         self.head: subprocess.Popen[bytes] | None = None
         self.base_url = ""
@@ -86,7 +86,7 @@ class RayCluster:
                     str(self.temp_dir),
                     "--disable-usage-stats",
                 ],
-                cwd=ROOT,
+                cwd=SOURCE,
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -125,7 +125,7 @@ class RayCluster:
         command += ["--ray-address", self.address, "--replicas", str(replicas)]
         done = subprocess.run(
             command,
-            cwd=ROOT,
+            cwd=SOURCE,
             env={**self.env, **variables},
             capture_output=True,
             text=True,
