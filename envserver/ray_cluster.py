@@ -55,7 +55,7 @@ class RayCluster:
             **os.environ,
             **SINGLE_NODE,
             **(HIGH_THROUGHPUT if high_throughput else {}),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.getenv("PYTHONPATH")])),
         }
         self.head: subprocess.Popen[bytes] | None = None
         self.base_url = ""
@@ -65,7 +65,7 @@ class RayCluster:
         log) when it does not."""
         ray = str(Path(sys.executable).with_name("ray"))
         with self.log.open("ab") as log:
-            self.head = subprocess.Popen(
+            self.head = subprocess.Popen(  # noqa: S603 - the venv's own ray
                 [
                     ray,
                     "start",
@@ -95,7 +95,7 @@ class RayCluster:
         while time.monotonic() < deadline:
             if self.head.poll() is not None:
                 raise RuntimeError(f"ray start exited:\n{self.log.read_text()}")
-            status = subprocess.run(
+            status = subprocess.run(  # noqa: S603 - the venv's own ray
                 [ray, "status", "--address", self.address],
                 env=self.env,
                 capture_output=True,
@@ -123,7 +123,7 @@ class RayCluster:
         }
         command = [sys.executable, "-m", "envserver.cli", "serve", "--ray"]
         command += ["--ray-address", self.address, "--replicas", str(replicas)]
-        done = subprocess.run(
+        done = subprocess.run(  # noqa: S603 - our own interpreter and module
             command,
             cwd=SOURCE,
             env={**self.env, **variables},
@@ -144,9 +144,10 @@ class RayCluster:
         if self.head is None:
             return []
         try:
-            return psutil.Process(self.head.pid).children(recursive=True)
+            children: list[psutil.Process] = psutil.Process(self.head.pid).children(recursive=True)
         except psutil.NoSuchProcess:
             return []
+        return children
 
     def replica_processes(self) -> list[psutil.Process]:
         """The processes of envserver's replicas."""

@@ -44,7 +44,7 @@ class LiveServer:
             "ENVSERVER_PORT": str(self.port),
             "ENVSERVER_DATA_DIR": str(workdir / "data"),
             "ENVSERVER_LOG_LEVEL": "warning",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.getenv("PYTHONPATH")])),
             **env,
         }
         self.process: subprocess.Popen[bytes] | None = None
@@ -52,7 +52,7 @@ class LiveServer:
     def start(self, timeout_s: float = 180) -> LiveServer:
         """Start and wait until ready; raises RuntimeError with the server's log otherwise."""
         with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
+            self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
                 [sys.executable, "-m", "envserver.cli", "serve", *self.args],
                 cwd=SOURCE,
                 env=self.env,

@@ -28,8 +28,8 @@ from clients.http import EnvServerClient
 from clients.retry import RetryPolicy
 from envserver import ray_serve
 from envserver.config import Settings
-from envserver.registry import get_registry
 from envserver.ray_cluster import RayCluster
+from envserver.registry import get_registry
 from tests.server import ROOT
 from tests.test_contracts import (
     test_the_served_environment_is_the_registered_one as contract_served_environment,
