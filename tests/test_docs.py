@@ -113,3 +113,14 @@ def test_the_link_check_sees_a_link_out(tmp_path: Path) -> None:
     outside = tmp_path / "page.md"
     outside.write_text("[design](../shared/DESIGN.md) [gone](missing.md) [web](https://x.org)")
     assert len(local_link_problems(outside)) == 2
+
+
+def test_the_tamarin_fix_points_at_ways_to_install_it() -> None:
+    from verifiers.tamarin import INSTALL_FIX
+
+    path, section = re.search(r"(environments/\S+\.md), '([^']+)'", INSTALL_FIX).groups()  # type: ignore[union-attr]
+    text = (ROOT / path).read_text()
+    assert f"\n## {section}\n" in text
+    ways = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    for way in ("GitHub releases", "brew install", "nix-env", "container image", "Maude"):
+        assert way in ways, way
