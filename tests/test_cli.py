@@ -288,6 +288,15 @@ def test_server_errors_exit_1_with_the_detail_on_stderr(base_url: str) -> None:
     assert "HTTP 40" in forged.stderr
 
 
+def test_a_url_ending_in_v1_is_told_to_name_the_servers_root(base_url: str) -> None:
+    result = run("envs", "--url", f"{base_url}/v1")
+    assert result.exit_code == 1
+    assert "the server has no /v1/v1/envs" in result.stderr
+    assert "the URL must be the server's root, without /v1" in result.stderr
+    unknown = run("envs", "no-such-env", "--url", base_url)  # a real 404 keeps its own words
+    assert "without /v1" not in unknown.stderr
+
+
 def test_unreachable_server_exits_1() -> None:
     result = run("envs", "--url", f"http://127.0.0.1:{free_port()}")
     assert result.exit_code == 1

@@ -124,3 +124,9 @@ def test_the_tamarin_fix_points_at_ways_to_install_it() -> None:
     ways = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
     for way in ("GitHub releases", "brew install", "nix-env", "container image", "Maude"):
         assert way in ways, way
+
+
+def test_the_port_is_shown_where_make_serve_is_first_shown() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```sh", 1)[1].split("```", 1)[0]
+    assert "make serve" in first_block and "ENVSERVER_PORT=" in first_block
