@@ -17,24 +17,13 @@ from typer.testing import CliRunner, Result
 from envserver.cli import app, main, tool_families
 from envserver.wire import Catalogue, EnvInfo, ResetResponse, StepResponse, VerifyResponse
 from tests.conftest import make_server
+from tests.math_support import expert_answer
 from tests.server import ROOT, LiveServer, free_port
 
 SECRET = "cli-test-secret-key"
 WRONG = "The answer is $\\boxed{-987654321}$."
 COMMANDS = ("serve", "audit", "envs", "reset", "step", "verify")
 FAMILY_TOOLS = ("alfworld", "opt", "sbol", "tamarin", "webshop")
-
-
-def expert_answer(task_id: str) -> str:
-    """The reference response for ``task_id``, computed in-process from the math family."""
-    import environments.math
-    from environments.task_id import TaskId
-
-    task = TaskId.parse(task_id)
-    env = environments.math.ENVIRONMENTS[0]
-    options = env.spec.options_model.model_validate(task.options)
-    state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
-    return env.expert_action(state)
 
 
 def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:

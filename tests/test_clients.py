@@ -27,24 +27,13 @@ from clients.http import AsyncEnvServerClient, EnvServerClient
 from clients.retry import NO_RETRY, RetryPolicy, retry_after_s, worth_retrying
 from envserver.wire import ResetRequest, StepRequest, VerifyItem
 from tests.conftest import make_server
+from tests.math_support import expert_answer
 from tests.server import ROOT, LiveServer, free_port
 
 API_KEY = "tester:a-long-enough-secret"
 SECRET = "a-long-enough-secret"
 WRONG = "The answer is $\\boxed{-987654321}$."
 FAST = RetryPolicy(attempts=5, backoff_s=0.05, max_backoff_s=0.2)
-
-
-def expert_answer(task_id: str) -> str:
-    """The reference response for ``task_id``, computed in-process from the math family."""
-    import environments.math
-    from environments.task_id import TaskId
-
-    task = TaskId.parse(task_id)
-    env = environments.math.ENVIRONMENTS[0]
-    options = env.spec.options_model.model_validate(task.options)
-    state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
-    return env.expert_action(state)
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
