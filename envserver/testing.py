@@ -15,7 +15,7 @@ from types import TracebackType
 import httpx
 
 SOURCE = Path(__file__).resolve().parents[1]
-"""The folder the project's packages were imported from: a server started here runs this code."""
+"""The folder the project's packages were imported from: a server started here runs them."""
 
 
 def free_port() -> int:
