@@ -51,7 +51,7 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # as LiveServer.start: a loaded machine starts slowly
         while True:
             if server.process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"server did not become ready:\n{server.log.read_text()}")
