@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 
 from environments.math.family import MathTaskOptions, MathTasks
-from tests.server import LiveServer
+from envserver.testing import LiveServer
 
 DIFFICULTIES = ("easy", "medium", "hard")
 

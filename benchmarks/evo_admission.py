@@ -28,7 +28,7 @@ from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
 from environments.evo.settings import EvoSettings
 from envserver.registry import get_registry
-from tests.server import LiveServer
+from envserver.testing import LiveServer
 
 EVO = "evo/zero_one_knapsack"
 BUILT_IN = "opt/knapsack"

@@ -43,7 +43,7 @@ import psutil
 from benchmarks.common import cpu_seconds, server
 from clients.http import KEEPALIVE_EXPIRY_S
 from envserver.registry import get_registry
-from tests.server import LiveServer
+from envserver.testing import LiveServer
 
 OPTIONS = {"difficulty": "easy"}
 WRONG = "\\boxed{-1}"

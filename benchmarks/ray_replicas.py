@@ -10,7 +10,7 @@ and replies other than 2xx. All targets share the token secret, so one token ser
 Each replica has one pool worker and asks Ray for one CPU; the plain server runs once with one
 pool worker (a replica's share) and once with the machine's CPU count. Serve's default ingress
 is its Python proxy actor. ``--high-throughput`` adds the same rows in Serve's high-throughput
-mode (``tests/ray_cluster.py``'s ``HIGH_THROUGHPUT``: HAProxy and direct gRPC), which binds
+mode (``envserver/ray_cluster.py``'s ``HIGH_THROUGHPUT``: HAProxy and direct gRPC), which binds
 ports on every interface (Ray does not let them be kept on loopback): use it only on a machine
 where that is acceptable. On a machine with few cores the load generator, the ingress and the
 replicas share the same cores: the figures then show what the ingress costs rather than what
@@ -29,8 +29,8 @@ from pathlib import Path
 import httpx
 
 from benchmarks.load import Driven, Route, drive
-from tests.ray_cluster import RayCluster
-from tests.server import LiveServer
+from envserver.ray_cluster import RayCluster
+from envserver.testing import LiveServer
 
 ENV = "math"
 OPTIONS = {"difficulty": "easy"}

@@ -28,7 +28,7 @@ import httpx
 import psutil
 
 from benchmarks.common import server
-from tests.server import LiveServer
+from envserver.testing import LiveServer
 from verifiers.tamarin import EXAMPLE_THEORY
 
 Body = dict[str, Any]

@@ -157,6 +157,9 @@ def error_for(
     else:  # a redirect or an informational answer: not something this API sends
         cls = UnexpectedResponseError
     detail = str(problem.get("detail", ""))
+    if status == 404 and detail == response.reason_phrase:
+        # No route (an unknown environment says so): most often a base URL ending in /v1.
+        detail += f" ({_no_route(response)}: the URL must be the server's root, without /v1)"
     if retryable:
         plural = "s" if attempts != 1 else ""
         detail = f"gave up after {attempts} attempt{plural}; last answer: {detail}"
@@ -168,3 +171,10 @@ def error_for(
         problem=problem,
         attempts=attempts,
     )
+
+
+def _no_route(response: httpx.Response) -> str:
+    try:
+        return f"the server has no {response.request.url.path}"
+    except RuntimeError:  # a response built without its request
+        return "the server has no such route"

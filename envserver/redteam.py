@@ -8,10 +8,10 @@ Suites are found from the module's import spec, never by importing the family, s
 ``envserver audit --url`` stays light.
 
 A suite is a list of ``[[case]]`` tables (see ``Case``). Each case is scored either in this process
-through a registry (``InProcess``) or by a live server (``clients.audit.OverHttp``); both answer
-the same ``Target`` calls, and ``run`` judges the answers against the case's ``expect`` in one
-place. A case whose environment or verifier this server cannot serve (a missing prover binary, a
-missing extra) is skipped with the reason, not failed.
+through a registry (``InProcess``) or by a live server (``clients.audit.OverHttp``, which
+imports nothing from here); both answer the same ``Target`` calls, and ``run`` judges the answers
+against the case's ``expect`` in one place. A case whose environment or verifier this server
+cannot serve (a missing prover binary, a missing extra) is skipped with the reason, not failed.
 """
 
 from __future__ import annotations
@@ -207,10 +207,6 @@ def select(suites: Iterable[Suite], wanted: str | None) -> list[Suite]:
 # --- scoring and judging ---------------------------------------------------------------------
 
 
-class Skip(Exception):
-    """This server cannot serve the case's environment or verifier; the message says why."""
-
-
 @dataclass(frozen=True)
 class Got:
     """What scoring a case gave: the item's (or the episode's last step's) status and reward,
@@ -223,25 +219,44 @@ class Got:
     steps: int = 0
 
 
+class Scored(Protocol):
+    """What a target answers for an item or a step: a score's status, reward and detail (a
+    verifier's ``Score``, or the wire's result of a verify item or a step)."""
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def reward(self) -> float | None: ...
+
+    @property
+    def detail(self) -> str: ...
+
+
 class Target(Protocol):
-    """Where cases are scored. Each call raises ``Skip`` when the environment or verifier is
-    disabled there, and any other exception when the case cannot be scored (a failure)."""
+    """Where cases are scored. A call raises when the case cannot be scored there: a skip when
+    ``unavailable`` gives the exception a reason, a failure otherwise."""
 
     def disabled(self) -> dict[str, str]:
         """What cannot be served there, by family, environment or verifier name: the reason."""
         ...
 
-    def score_task(self, task_id: str, response: str) -> Got: ...
+    def unavailable(self, error: Exception) -> str | None:
+        """Why ``error`` means that the target cannot serve the case's environment or verifier
+        (it is disabled there); None when ``error`` is a failure."""
+        ...
+
+    def score_task(self, task_id: str, response: str) -> Scored: ...
 
     def score(
         self, verifier: str, reference: Any, options: dict[str, Any], response: str
-    ) -> Got: ...
+    ) -> Scored: ...
 
     def reset(self, env: str, seed: int, options: dict[str, Any]) -> Any:
         """Start the episode; returns the handle ``step`` takes (a state or a state token)."""
         ...
 
-    def step(self, env: str, handle: Any, action: str) -> tuple[Any, Got, bool]:
+    def step(self, env: str, handle: Any, action: str) -> tuple[Any, Scored, bool]:
         """The next handle, the step's score, and whether the episode ended."""
         ...
 
@@ -300,9 +315,10 @@ def _episode(target: Target, case: Case) -> Got:
 def score_case(target: Target, case: Case) -> Got:
     """Score ``case`` on ``target``."""
     if case.task_id is not None:
-        return target.score_task(case.task_id, str(case.response))
+        return _got(target.score_task(case.task_id, str(case.response)))
     if case.verifier is not None:
-        return target.score(case.verifier, case.reference, case.options or {}, str(case.response))
+        reference, options = case.reference, case.options or {}
+        return _got(target.score(case.verifier, reference, options, str(case.response)))
     return _episode(target, case)
 
 
@@ -310,9 +326,11 @@ def run_case(target: Target, family: str, case: Case) -> CaseResult:
     """Score and judge one case; a skip or an exception becomes its verdict, never escapes."""
     try:
         got = score_case(target, case)
-    except Skip as exc:
-        return CaseResult(family, case, "skip", None, str(exc))
-    except Exception as exc:  # the case could not be scored: that is the audit's finding
+    except Exception as exc:
+        why = target.unavailable(exc)
+        if why is not None:
+            return CaseResult(family, case, "skip", None, why)
+        # The case could not be scored: that is the audit's finding.
         return CaseResult(family, case, "fail", None, f"{type(exc).__name__}: {exc}")
     verdict: Verdict = "pass" if meets(case.expect, got) else "fail"
     return CaseResult(family, case, verdict, got, got.detail)
@@ -344,41 +362,38 @@ class InProcess:
     def disabled(self) -> dict[str, str]:
         return {name: str(why) for name, why in self.registry.disabled.items()}
 
-    def _lookup(self, kind: str, name: str) -> Any:
+    def unavailable(self, error: Exception) -> str | None:
         from envserver.registry import Disabled  # noqa: PLC0415  (the server side, loaded here)
 
-        try:
-            return self.registry.env(name) if kind == "env" else self.registry.verifier(name)
-        except Disabled as exc:
-            raise Skip(str(exc.why)) from None
+        return str(error.why) if isinstance(error, Disabled) else None
 
-    def score_task(self, task_id: str, response: str) -> Got:
+    def score_task(self, task_id: str, response: str) -> Scored:
         from environments.base import SingleTurnScoring  # noqa: PLC0415
         from environments.task_id import TaskId  # noqa: PLC0415
 
         task = TaskId.parse(task_id)
-        env = self._lookup("env", task.env)
+        env = self.registry.env(task.env)
         if task.version != env.spec.version:
             raise ValueError(f"{task_id} is for version {task.version}, not {env.spec.version}")
         options = env.spec.options_model.model_validate(task.options)
         if not isinstance(env, SingleTurnScoring):
             raise ValueError(f"{task.env} is multi-turn: a task id case needs a single-turn env")
-        return _got(env.score_response(task.seed, options, response))
+        return env.score_response(task.seed, options, response)
 
-    def score(self, verifier: str, reference: Any, options: dict[str, Any], response: str) -> Got:
-        check = self._lookup("verifier", verifier)
-        return _got(check(response, reference, check.options_model.model_validate(options)))
+    def score(
+        self, verifier: str, reference: Any, options: dict[str, Any], response: str
+    ) -> Scored:
+        check = self.registry.verifier(verifier)
+        return check(response, reference, check.options_model.model_validate(options))
 
     def reset(self, env: str, seed: int, options: dict[str, Any]) -> Any:
-        found = self._lookup("env", env)
+        found = self.registry.env(env)
         return found.reset(seed, found.spec.options_model.model_validate(options)).state
 
-    def step(self, env: str, handle: Any, action: str) -> tuple[Any, Got, bool]:
-        result = self._lookup("env", env).step(handle, action)
-        score = result.score
-        ended = bool(result.terminated or result.truncated)
-        return result.state, Got(score.status, score.reward, score.detail), ended
+    def step(self, env: str, handle: Any, action: str) -> tuple[Any, Scored, bool]:
+        result = self.registry.env(env).step(handle, action)
+        return result.state, result.score, bool(result.terminated or result.truncated)
 
 
-def _got(score: Any) -> Got:
+def _got(score: Scored) -> Got:
     return Got(score.status, score.reward, score.detail)

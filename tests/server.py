@@ -1,92 +1,11 @@
-"""A real server process on loopback, for end-to-end tests and benchmarks (not shipped: it lives
-with the tests, and the benchmarks import it from here)."""
+"""The live-server helpers of the tests: ``envserver.testing``'s, and the repository's root."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
-from types import TracebackType
 
-import httpx
+from envserver.testing import LiveServer, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def free_port() -> int:
-    """A TCP port on loopback that nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class LiveServer:
-    """``envserver serve`` as its own process, configured through ``ENVSERVER_*`` variables.
-
-    ``start`` waits for ``/readyz``; the server's output goes to ``<workdir>/server.log``.
-    ``args`` are options of ``serve`` (``--workers 2``).
-    """
-
-    def __init__(self, workdir: Path, *args: str, **env: str) -> None:
-        self.args = args
-        workdir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log = workdir / "server.log"
-        self.env = {
-            **os.environ,
-            "ENVSERVER_HOST": "127.0.0.1",
-            "ENVSERVER_PORT": str(self.port),
-            "ENVSERVER_DATA_DIR": str(workdir / "data"),
-            "ENVSERVER_LOG_LEVEL": "warning",
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-            **env,
-        }
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout_s: float = 180) -> LiveServer:
-        """Start and wait until ready; raises RuntimeError with the server's log otherwise."""
-        with self.log.open("ab") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "clients.cli", "serve", *self.args],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited:\n{self.log.read_text()}")
-            try:
-                if httpx.get(f"{self.base_url}/readyz", timeout=1).status_code == 200:
-                    return self
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"server did not become ready:\n{self.log.read_text()}")
-
-    def stop(self) -> None:
-        """Terminate gracefully, then kill."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def __enter__(self) -> LiveServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
+__all__ = ["ROOT", "LiveServer", "free_port"]

@@ -3,36 +3,27 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
-from importlib.metadata import entry_points
 
 import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
-from clients.cli import app, main
+from envserver.cli import app, main, tool_families
 from envserver.wire import Catalogue, EnvInfo, ResetResponse, StepResponse, VerifyResponse
 from tests.conftest import make_server
+from tests.math_support import expert_answer
 from tests.server import ROOT, LiveServer, free_port
 
 SECRET = "cli-test-secret-key"
 WRONG = "The answer is $\\boxed{-987654321}$."
-COMMANDS = ("serve", "envs", "reset", "step", "verify")
-
-
-def expert_answer(task_id: str) -> str:
-    """The reference response for ``task_id``, computed in-process from the math family."""
-    import environments.math
-    from environments.task_id import TaskId
-
-    task = TaskId.parse(task_id)
-    env = environments.math.ENVIRONMENTS[0]
-    options = env.spec.options_model.model_validate(task.options)
-    state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
-    return env.expert_action(state)
+COMMANDS = ("serve", "audit", "envs", "reset", "step", "verify")
+FAMILY_TOOLS = ("alfworld", "opt", "sbol", "tamarin", "webshop")
 
 
 def run(*args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> Result:
@@ -50,7 +41,7 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
         ENVSERVER_HOST="127.0.0.2",
         ENVSERVER_PORT=str(free_port()),
     )
-    command = [sys.executable, "-m", "clients.cli", "serve", "--host", "127.0.0.1"]
+    command = [sys.executable, "-m", "envserver.cli", "serve", "--host", "127.0.0.1"]
     with server.log.open("ab") as log:
         server.process = subprocess.Popen(
             [*command, "--port", str(server.port)],
@@ -60,7 +51,7 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # as LiveServer.start: a loaded machine starts slowly
         while True:
             if server.process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"server did not become ready:\n{server.log.read_text()}")
@@ -84,13 +75,15 @@ def test_help(command: tuple[str, ...]) -> None:
     assert "Usage:" in result.stdout
     if command and command[0] != "serve":
         assert "--url" in result.stdout and "--json" in result.stdout
+    assert "``" not in result.stdout  # reStructuredText from a docstring, printed as is
 
 
 def test_entry_points() -> None:
-    (script,) = entry_points(group="console_scripts", name="envserver")
-    assert script.load() is main
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, function = scripts["envserver"].partition(":")
+    assert getattr(__import__(module, fromlist=[function]), function) is main
     done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "--help"],
+        [sys.executable, "-m", "envserver.cli", "--help"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -101,19 +94,63 @@ def test_entry_points() -> None:
     assert all(command in done.stdout for command in COMMANDS)
 
 
-@pytest.mark.parametrize("family", ["alfworld", "opt", "sbol", "webshop"])
+@pytest.mark.parametrize("family", FAMILY_TOOLS)
 def test_a_familys_tools_are_subcommands(family: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "--help"],
+        [sys.executable, "-m", "envserver.cli", "--help"],
         cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert family in done.stdout
     tools = subprocess.run(
-        [sys.executable, "-m", "clients.cli", family, "--help"],
+        [sys.executable, "-m", "envserver.cli", family, "--help"],
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert tools.returncode == 0, tools.stderr
     assert "Commands" in tools.stdout and f"envserver {family}" in tools.stdout
+    assert "``" not in tools.stdout
+
+
+def test_family_tools_are_found_by_name_and_loaded_only_when_they_run() -> None:
+    assert set(tool_families()) == set(FAMILY_TOOLS)
+    # Importing the command looks at no folder and loads no family, and neither does a client
+    # command's help.
+    program = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from envserver.cli import app, tool_families\n"
+        "assert tool_families.cache_info().currsize == 0\n"
+        "assert CliRunner().invoke(app, ['envs', '--help']).exit_code == 0\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('environments.', 'fastapi'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_an_unknown_command_is_a_usage_error() -> None:
+    result = run("nosuchfamily", "--help")
+    assert result.exit_code == 2 and "No such command" in result.output
+
+
+def test_the_clients_readme_lists_every_command() -> None:
+    text = (ROOT / "clients" / "README.md").read_text()
+    block = text.split("## CLI", 1)[1].split("```", 2)[1]
+    lines = re.findall(r"^envserver (\S+)(?: ([a-z][a-z-]*))?", block, re.MULTILINE)
+    assert {first for first, _ in lines} == set(COMMANDS) | set(FAMILY_TOOLS)
+    for family in FAMILY_TOOLS:  # each family's own commands, every one of them
+        assert {second for first, second in lines if first == family} == set(_subcommands(family))
+
+
+def _subcommands(family: str) -> list[str]:
+    import importlib
+
+    import typer.main
+
+    group = typer.main.get_command(importlib.import_module(f"environments.{family}.cli").app)
+    return list(getattr(group, "commands", {}))
 
 
 def test_every_family_tool_option_says_what_it_does_and_its_default() -> None:
@@ -121,7 +158,7 @@ def test_every_family_tool_option_says_what_it_does_and_its_default() -> None:
 
     import typer.main
 
-    for family in ("alfworld", "opt", "sbol", "webshop"):
+    for family in FAMILY_TOOLS:
         group = typer.main.get_command(importlib.import_module(f"environments.{family}.cli").app)
         stack = [(family, group)]
         while stack:
@@ -240,6 +277,15 @@ def test_server_errors_exit_1_with_the_detail_on_stderr(base_url: str) -> None:
     assert "HTTP 40" in forged.stderr
 
 
+def test_a_url_ending_in_v1_is_told_to_name_the_servers_root(base_url: str) -> None:
+    result = run("envs", "--url", f"{base_url}/v1")
+    assert result.exit_code == 1
+    assert "the server has no /v1/v1/envs" in result.stderr
+    assert "the URL must be the server's root, without /v1" in result.stderr
+    unknown = run("envs", "no-such-env", "--url", base_url)  # a real 404 keeps its own words
+    assert "without /v1" not in unknown.stderr
+
+
 def test_unreachable_server_exits_1() -> None:
     result = run("envs", "--url", f"http://127.0.0.1:{free_port()}")
     assert result.exit_code == 1
@@ -266,7 +312,14 @@ def test_prove_reports_a_failed_reset_in_one_line(tmp_path_factory: pytest.TempP
     )
     with server:
         result = run(
-            "prove", "--theory", "challenge_response", "--budget", "2", "--url", server.base_url
+            "tamarin",
+            "prove",
+            "--theory",
+            "challenge_response",
+            "--budget",
+            "2",
+            "--url",
+            server.base_url,
         )
     assert result.exit_code == 3, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -349,7 +402,7 @@ def test_every_train_option_says_what_it_does_and_its_default() -> None:
 
 def _serve(**env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "clients.cli", "serve"],
+        [sys.executable, "-m", "envserver.cli", "serve"],
         cwd=ROOT,
         env={
             **os.environ,

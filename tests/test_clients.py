@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import logging
 import subprocess
@@ -26,24 +27,13 @@ from clients.http import AsyncEnvServerClient, EnvServerClient
 from clients.retry import NO_RETRY, RetryPolicy, retry_after_s, worth_retrying
 from envserver.wire import ResetRequest, StepRequest, VerifyItem
 from tests.conftest import make_server
+from tests.math_support import expert_answer
 from tests.server import ROOT, LiveServer, free_port
 
 API_KEY = "tester:a-long-enough-secret"
 SECRET = "a-long-enough-secret"
 WRONG = "The answer is $\\boxed{-987654321}$."
 FAST = RetryPolicy(attempts=5, backoff_s=0.05, max_backoff_s=0.2)
-
-
-def expert_answer(task_id: str) -> str:
-    """The reference response for ``task_id``, computed in-process from the math family."""
-    import environments.math
-    from environments.task_id import TaskId
-
-    task = TaskId.parse(task_id)
-    env = environments.math.ENVIRONMENTS[0]
-    options = env.spec.options_model.model_validate(task.options)
-    state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
-    return env.expert_action(state)
 
 
 def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
@@ -408,9 +398,30 @@ def test_a_gateways_answer_for_a_lost_replica_is_retried_and_the_services_errors
 # --- what the client package may depend on ------------------------------------------------------
 
 
+def test_client_package_imports_nothing_from_the_server_but_its_wire_schemas() -> None:
+    imported: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "clients").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = {node.module}
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0] in ("envserver", "environments", "verifiers", "sandbox"):
+                    imported.setdefault(name, set()).add(path.relative_to(ROOT).as_posix())
+    # The bare package is the one source of the version (the client's User-Agent), nothing else.
+    assert set(imported) <= {"envserver.wire", "envserver"}, imported
+    package = ast.parse((ROOT / "envserver" / "__init__.py").read_text())
+    assigned = [node for node in package.body if not isinstance(node, ast.Expr)]
+    assert [ast.unparse(node).split(" =")[0] for node in assigned] == ["__version__"]
+
+
 def test_client_package_stays_light() -> None:
     program = (
-        "import sys, clients.cli, clients.gym, clients.http; print(' '.join(sorted(sys.modules)))"
+        "import sys, clients.audit, clients.cli, clients.gym, clients.http;"
+        " print(' '.join(sorted(sys.modules)))"
     )
     done = subprocess.run(
         [sys.executable, "-c", program],
@@ -429,7 +440,8 @@ def test_client_package_stays_light() -> None:
     # no verifier itself may load.
     verifiers = {module for module in modules if module.split(".")[0] == "verifiers"}
     assert verifiers <= {"verifiers", "verifiers.numbers"}, verifiers
-    assert "envserver.app" not in modules
+    server = {module for module in modules if module.split(".")[0] == "envserver"}
+    assert server == {"envserver", "envserver.wire"}, server
 
 
 def test_answers_with_fields_from_a_newer_server_are_accepted() -> None:

@@ -61,3 +61,72 @@ def test_swagger_ui_renders_every_operation_with_no_network(base_url: str, tmp_p
     finally:
         browser.save_screenshot(str(tmp_path / "docs.png"))
         browser.quit()
+
+
+# --- the repository's Markdown links stay inside it -------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_SKIPPED = {".git", ".venv", "build", "node_modules", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+
+
+def _markdown_files() -> list[Path]:
+    return sorted(
+        path
+        for path in ROOT.rglob("*.md")
+        if not _SKIPPED.intersection(path.relative_to(ROOT).parts)
+        and not any(part.endswith(".egg-info") for part in path.parts)
+    )
+
+
+def local_link_problems(path: Path) -> list[str]:
+    """The links of a Markdown file that leave the repository or name no file in it."""
+    problems = []
+    for target in _LINK.findall(path.read_text()):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+            continue  # a web address or an anchor on the same page
+        resolved = (path.parent / target.split("#", 1)[0]).resolve()
+        if not resolved.is_relative_to(ROOT):
+            problems.append(f"{target}: outside the repository")
+        elif not resolved.exists():
+            problems.append(f"{target}: no such file")
+    return problems
+
+
+def test_markdown_links_stay_inside_the_repository() -> None:
+    files = _markdown_files()
+    assert ROOT / "docs" / "architecture.md" in files
+    found = [f"{p.relative_to(ROOT)}: {why}" for p in files for why in local_link_problems(p)]
+    assert found == []
+    # No mention of the design notes outside the repository, as a link or as a path.
+    mentions = [
+        str(path.relative_to(ROOT))
+        for path in files
+        if re.search(r"\.\./shared|DESIGN\.md", path.read_text())
+    ]
+    assert mentions == []
+
+
+def test_the_link_check_sees_a_link_out(tmp_path: Path) -> None:
+    page = ROOT / "docs" / "architecture.md"
+    assert local_link_problems(page) == []
+    outside = tmp_path / "page.md"
+    outside.write_text("[design](../shared/DESIGN.md) [gone](missing.md) [web](https://x.org)")
+    assert len(local_link_problems(outside)) == 2
+
+
+def test_the_tamarin_fix_points_at_ways_to_install_it() -> None:
+    from verifiers.tamarin import INSTALL_FIX
+
+    path, section = re.search(r"(environments/\S+\.md), '([^']+)'", INSTALL_FIX).groups()  # type: ignore[union-attr]
+    text = (ROOT / path).read_text()
+    assert f"\n## {section}\n" in text
+    ways = text.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+    for way in ("GitHub releases", "brew install", "nix-env", "container image", "Maude"):
+        assert way in ways, way
+
+
+def test_the_port_is_shown_where_make_serve_is_first_shown() -> None:
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```sh", 1)[1].split("```", 1)[0]
+    assert "make serve" in first_block and "ENVSERVER_PORT=" in first_block

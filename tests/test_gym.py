@@ -21,22 +21,11 @@ from clients.http import EnvServerClient
 from clients.spaces import UnicodeText
 from clients.transitions import ensure_ok
 from envserver.wire import ResetResponse, StepResponse
+from tests.math_support import expert_answer
 from tests.server import ROOT
 
 WRONG = "The answer is $\\boxed{-987654321}$."
 MATH = "envserver/Math-v0"
-
-
-def expert_answer(task_id: str) -> str:
-    """The reference response for ``task_id``, computed in-process from the math family."""
-    import environments.math
-    from environments.task_id import TaskId
-
-    task = TaskId.parse(task_id)
-    env = environments.math.ENVIRONMENTS[0]
-    options = env.spec.options_model.model_validate(task.options)
-    state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
-    return env.expert_action(state)
 
 
 @pytest.fixture

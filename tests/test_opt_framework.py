@@ -241,7 +241,7 @@ def test_the_evaluate_command_scores_a_jsonl(tmp_path: Path) -> None:
 
 def envserver(*args: str) -> subprocess.CompletedProcess[str]:
     """The ``envserver`` command line, as a user runs it."""
-    command = [sys.executable, "-c", "from clients.cli import main; main()", *args]
+    command = [sys.executable, "-c", "from envserver.cli import main; main()", *args]
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
 
 

@@ -28,8 +28,8 @@ from clients.http import EnvServerClient
 from clients.retry import RetryPolicy
 from envserver import ray_serve
 from envserver.config import Settings
+from envserver.ray_cluster import RayCluster
 from envserver.registry import get_registry
-from tests.ray_cluster import RayCluster
 from tests.server import ROOT
 from tests.test_contracts import (
     test_the_served_environment_is_the_registered_one as contract_served_environment,
@@ -182,7 +182,7 @@ def test_serve_ray_refuses_to_deploy_without_a_shared_secret() -> None:
     # refuse the others' tokens.
     environ = {k: v for k, v in os.environ.items() if not k.startswith("ENVSERVER_")}
     done = subprocess.run(
-        [sys.executable, "-m", "clients.cli", "serve", "--ray", "--ray-address", "127.0.0.1:1"],
+        [sys.executable, "-m", "envserver.cli", "serve", "--ray", "--ray-address", "127.0.0.1:1"],
         cwd=ROOT,
         env=environ,
         capture_output=True,

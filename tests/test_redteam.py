@@ -178,7 +178,7 @@ def audit(
 ) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(filter(None, [str(pythonpath or ""), str(ROOT)]))
     return subprocess.run(
-        [sys.executable, "-m", "clients.cli", "audit", *args],
+        [sys.executable, "-m", "envserver.cli", "audit", *args],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": path, **env},
         capture_output=True,
@@ -257,7 +257,7 @@ def test_finding_and_loading_suites_imports_no_family() -> None:
     # The client-side audit stays light: the families and the server load only in process mode.
     code = (
         "import sys\n"
-        "import clients.cli, clients.audit\n"
+        "import clients.cli, clients.audit, envserver.cli\n"
         "from envserver import redteam\n"
         "suites, _ = redteam.load_suites(redteam.families(['tests.plugins.drawn']))\n"
         "assert len(suites) >= 5, suites\n"

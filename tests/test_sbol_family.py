@@ -256,7 +256,7 @@ def test_the_evaluator_reads_answers(tmp_path: Path) -> None:
         rows.append({"task_id": task_id, "responses": ["print(1)", family.expert_response(task)]})  # type: ignore[attr-defined]
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    command = [sys.executable, "-c", "from clients.cli import main; main()", "sbol", "evaluate"]
+    command = [sys.executable, "-c", "from envserver.cli import main; main()", "sbol", "evaluate"]
     run = subprocess.run(
         [*command, str(answers), "--json"], capture_output=True, text=True, check=False
     )

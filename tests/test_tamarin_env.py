@@ -318,11 +318,21 @@ def test_http_bad_input(base_url: str, client: EnvServerClient) -> None:
 def test_prove_command_compares_mcts_with_greedy(base_url: str) -> None:
     from typer.testing import CliRunner
 
-    from clients.cli import app
+    from envserver.cli import app
 
     result = CliRunner().invoke(
         app,
-        ["prove", "--url", base_url, "--theory", "Tutorial", "--budget", "100", "--proof"],
+        [
+            "tamarin",
+            "prove",
+            "--url",
+            base_url,
+            "--theory",
+            "Tutorial",
+            "--budget",
+            "100",
+            "--proof",
+        ],
     )
     assert result.exit_code == 0, result.output
     rows = {line.split()[0]: line.split()[1:] for line in result.output.splitlines()[1:]}

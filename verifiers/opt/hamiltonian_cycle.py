@@ -13,7 +13,7 @@ from typing import Any
 
 from verifiers.opt.answer import check_distinct, check_ids, int_list
 from verifiers.opt.base import Infeasible, InvalidAnswer, TaskCheck
-from verifiers.opt.max_clique import neighbours
+from verifiers.opt.graphs import neighbours
 
 # The smallest simple cycle in a graph without parallel edges is a triangle.
 MIN_CYCLE_NODES = 3

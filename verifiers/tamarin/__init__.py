@@ -181,13 +181,20 @@ VERIFIER = Verifier(
     ),
 )
 
+INSTALL_FIX = (
+    "put tamarin-prover 1.8 or later on PATH, or set TAMARIN_PROVER to its path (release "
+    "binaries, Homebrew, Nix, a container image: environments/tamarin/README.md, "
+    "'Installing Tamarin')"
+)
+"""What the catalogue says enables the verifier; the README's section names every way."""
+
 UNAVAILABLE: dict[str, Unavailable] = (
     {}
     if locate_prover() is not None
     else {
         "tamarin.proof": Unavailable(
             "no tamarin-prover binary on this server (the check replays the proof in it)",
-            "put tamarin-prover 1.8 or later on PATH, or set TAMARIN_PROVER to its path",
+            INSTALL_FIX,
         )
     }
 )

@@ -9,8 +9,8 @@ from ortools.sat.python import cp_model
 
 from environments.opt import solver
 from environments.opt.task import Instance, Level, OptTask, Solution
+from verifiers.opt.graphs import neighbours
 from verifiers.opt.hamiltonian_cycle import CHECK, MIN_CYCLE_NODES
-from verifiers.opt.max_clique import neighbours
 
 # (nodes, probability of each extra edge), per level as the original generator draws them.
 _LEVELS: dict[Level, tuple[tuple[int, int], float]] = {

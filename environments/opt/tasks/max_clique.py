@@ -7,7 +7,8 @@ import random
 
 from environments.opt.task import Instance, Level, OptTask, Solution
 from environments.opt.tasks.max_independent_set import largest_independent, planted_graph
-from verifiers.opt.max_clique import CHECK, neighbours
+from verifiers.opt.graphs import neighbours
+from verifiers.opt.max_clique import CHECK
 
 # (nodes, planted clique size), per level as the original generator draws them.
 _LEVELS: dict[Level, tuple[tuple[int, int], tuple[int, int]]] = {

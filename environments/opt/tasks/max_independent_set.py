@@ -9,7 +9,7 @@ from ortools.sat.python import cp_model
 
 from environments.opt import solver
 from environments.opt.task import Instance, Level, OptTask, Solution
-from verifiers.opt.max_clique import neighbours
+from verifiers.opt.graphs import neighbours
 from verifiers.opt.max_independent_set import CHECK
 
 # (nodes, planted set size), per level as the original generator draws them.

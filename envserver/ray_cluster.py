@@ -1,5 +1,5 @@
 """A one-node Ray cluster on loopback with envserver deployed on it by ``envserver serve --ray``,
-for the Ray Serve tests and benchmark (not shipped: it lives with the tests).
+for the Ray Serve tests and benchmark (the ``ray`` extra, and psutil, which the tests install).
 
 Ray replaces ``--node-ip-address 127.0.0.1`` with the machine's routable address unless it is told
 the cluster is single-node (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, which makes Ray use loopback
@@ -22,7 +22,7 @@ from types import TracebackType
 import httpx
 import psutil
 
-from tests.server import ROOT, free_port
+from envserver.testing import SOURCE, free_port
 
 SINGLE_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
 HIGH_THROUGHPUT = {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1", "RAY_SERVE_ENABLE_HA_PROXY": "1"}
@@ -55,7 +55,7 @@ class RayCluster:
             **os.environ,
             **SINGLE_NODE,
             **(HIGH_THROUGHPUT if high_throughput else {}),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.getenv("PYTHONPATH")])),
         }
         self.head: subprocess.Popen[bytes] | None = None
         self.base_url = ""
@@ -65,7 +65,7 @@ class RayCluster:
         log) when it does not."""
         ray = str(Path(sys.executable).with_name("ray"))
         with self.log.open("ab") as log:
-            self.head = subprocess.Popen(
+            self.head = subprocess.Popen(  # noqa: S603 - the venv's own ray
                 [
                     ray,
                     "start",
@@ -86,7 +86,7 @@ class RayCluster:
                     str(self.temp_dir),
                     "--disable-usage-stats",
                 ],
-                cwd=ROOT,
+                cwd=SOURCE,
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -95,7 +95,7 @@ class RayCluster:
         while time.monotonic() < deadline:
             if self.head.poll() is not None:
                 raise RuntimeError(f"ray start exited:\n{self.log.read_text()}")
-            status = subprocess.run(
+            status = subprocess.run(  # noqa: S603 - the venv's own ray
                 [ray, "status", "--address", self.address],
                 env=self.env,
                 capture_output=True,
@@ -121,11 +121,11 @@ class RayCluster:
             "ENVSERVER_LOG_LEVEL": "warning",
             **env,
         }
-        command = [sys.executable, "-m", "clients.cli", "serve", "--ray"]
+        command = [sys.executable, "-m", "envserver.cli", "serve", "--ray"]
         command += ["--ray-address", self.address, "--replicas", str(replicas)]
-        done = subprocess.run(
+        done = subprocess.run(  # noqa: S603 - our own interpreter and module
             command,
-            cwd=ROOT,
+            cwd=SOURCE,
             env={**self.env, **variables},
             capture_output=True,
             text=True,
@@ -144,9 +144,10 @@ class RayCluster:
         if self.head is None:
             return []
         try:
-            return psutil.Process(self.head.pid).children(recursive=True)
+            children: list[psutil.Process] = psutil.Process(self.head.pid).children(recursive=True)
         except psutil.NoSuchProcess:
             return []
+        return children
 
     def replica_processes(self) -> list[psutil.Process]:
         """The processes of envserver's replicas."""

@@ -1,0 +1,307 @@
+"""The ``envserver`` command: the server's own commands, with the HTTP client's mounted beside.
+
+    envserver serve --port 8000
+    envserver audit [--url URL] [--env ID]     (the families' red-team suites)
+    envserver FAMILY ...                       (a family's tools: environments/FAMILY/cli.py)
+    envserver envs | reset | step | verify     (talk to a server: clients.cli)
+
+This is the one module of the server that imports ``clients/``: the command line is where the
+two sides meet. A family's tools are found by name when a command names them (or when the help
+lists them), never at import, and the family loads only when its tools run: a family imports its
+heavy dependencies, which the other commands never need.
+
+Exit codes are the client's (``clients.cli``), and 4 when a red-team case of ``audit`` failed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.resources
+import json
+from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from typer.core import TyperCommand, TyperGroup
+
+from clients import cli as client_cli
+from clients.cli import (
+    EXIT_USAGE,
+    ApiKey,
+    JsonOutput,
+    connect,
+    fail,
+    first_sentence,
+    number,
+    reporting,
+)
+
+if TYPE_CHECKING:
+    # Typer carries its own copy of click, and names its types only there.
+    from typer._click.core import Command, Context
+
+    from envserver.config import Settings
+    from envserver.redteam import CaseResult, Family, Suite
+
+EXIT_AUDIT_FAILED = 4
+TOOLS_PACKAGE = "environments"
+
+
+@cache
+def tool_families() -> tuple[str, ...]:
+    """The families that bring their own tools (an ``environments/<family>/cli.py``), found by
+    looking into the package's folders, without importing any family."""
+    folder = importlib.resources.files(TOOLS_PACKAGE)
+    return tuple(
+        sorted(
+            entry.name
+            for entry in folder.iterdir()
+            if not entry.name.startswith("_") and entry.joinpath("cli.py").is_file()
+        )
+    )
+
+
+class FamilyTools(TyperCommand):
+    """A family's tools as a command of ``envserver``: its own Typer app, imported and run with
+    the rest of the command line only when invoked."""
+
+    def __init__(self, family: str) -> None:
+        super().__init__(
+            family,
+            help=f"The {family} family's own tools: envserver {family} --help.",
+            context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+            add_help_option=False,
+        )
+
+    def invoke(self, ctx: Context) -> Any:
+        tools = importlib.import_module(f"{TOOLS_PACKAGE}.{self.name}.cli")
+        return tools.app(args=ctx.args, prog_name=ctx.command_path)
+
+
+class WithFamilyTools(TyperGroup):
+    """The commands defined here, and one per family that brings tools."""
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *tool_families()})
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in tool_families():
+            return FamilyTools(cmd_name)
+        return found
+
+
+app = typer.Typer(
+    name="envserver",
+    cls=WithFamilyTools,
+    help="A stateless reward service for RL with verifiable rewards: serve it, call it, audit "
+    "it, or run a family's tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.registered_commands += client_cli.app.registered_commands
+
+
+@app.command()
+def serve(
+    *,
+    host: Annotated[
+        str | None,
+        typer.Option(
+            help="Bind address; overrides ENVSERVER_HOST.",
+            show_default="ENVSERVER_HOST, else 127.0.0.1",
+        ),
+    ] = None,
+    port: Annotated[
+        int | None,
+        typer.Option(
+            help="Port; overrides ENVSERVER_PORT.",
+            show_default="ENVSERVER_PORT, else 8000",
+            min=0,
+            max=65535,
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Server processes sharing the port (any of them serves any call, since state "
+            "lives in tokens); the pool and sandbox workers are split between them. Overrides "
+            "ENVSERVER_SERVER_PROCESSES.",
+            show_default="ENVSERVER_SERVER_PROCESSES, else 1",
+            min=1,
+            max=64,
+        ),
+    ] = None,
+    ray: Annotated[
+        bool,
+        typer.Option(
+            "--ray",
+            help="Deploy to a Ray cluster as a Ray Serve application (the ray extra) and return "
+            "once it is ready; HOST and PORT are then where Serve's proxies listen.",
+            show_default="off: serve here with uvicorn",
+        ),
+    ] = False,
+    ray_address: Annotated[
+        str, typer.Option(help="With --ray: the cluster's address ('auto': this node's).")
+    ] = "auto",
+    replicas: Annotated[
+        int, typer.Option(help="With --ray: replicas (the least, with --max-replicas).", min=1)
+    ] = 1,
+    max_replicas: Annotated[
+        int | None,
+        typer.Option(
+            help="With --ray: autoscale up to this many replicas on requests in flight.",
+            show_default="fixed at --replicas",
+            min=1,
+        ),
+    ] = None,
+) -> None:
+    """Run the server (settings from ENVSERVER_* variables; see envserver.config), or with --ray
+    deploy it to a Ray cluster (see envserver.ray_serve). A setting that cannot be used is
+    reported on one line, and the exit code is 2."""
+    # The server's dependencies load only here, so the client commands stay light.
+    from envserver.app import run  # noqa: PLC0415
+    from envserver.config import ConfigError, Settings  # noqa: PLC0415
+
+    if ray and workers is not None:
+        # A Ray replica is one server process; Serve scales them.
+        fail("--workers is for a server on this machine; with --ray use --replicas", EXIT_USAGE)
+    overrides: dict[str, Any] = {}
+    if host is not None:
+        overrides["host"] = host
+    if port is not None:
+        overrides["port"] = port
+    if workers is not None:
+        overrides["server_processes"] = workers
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        fail("; ".join(_setting_error(e) for e in exc.errors()), EXIT_USAGE)
+    try:
+        if ray:
+            _deploy_on_ray(settings, ray_address, replicas, max_replicas or replicas)
+        else:
+            run(settings)
+    except ConfigError as exc:
+        fail(str(exc), EXIT_USAGE)
+
+
+def _deploy_on_ray(settings: Settings, address: str, replicas: int, max_replicas: int) -> None:
+    try:
+        from envserver.ray_serve import Scaling, deploy  # noqa: PLC0415
+    except ImportError as exc:
+        fail(f"--ray needs the ray extra ({exc}): pip install 'envserver[ray]'", EXIT_USAGE)
+    if max_replicas < replicas:
+        fail("--max-replicas must be at least --replicas", EXIT_USAGE)
+    url = deploy(address, Scaling(min_replicas=replicas, max_replicas=max_replicas), settings)
+    typer.echo(f"envserver is served by Ray Serve at {url} (stop it with: serve shutdown)")
+
+
+def _setting_error(error: Any) -> str:
+    name = "_".join(str(part) for part in error["loc"]).upper()
+    return f"ENVSERVER_{name}: {error['msg']}"
+
+
+@app.command()
+def audit(
+    *,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            help="Run the cases against this server; without it, in this process through the "
+            "server's registry (same families, same plugins).",
+            show_default="in process",
+        ),
+    ] = None,
+    env_id: Annotated[
+        str | None,
+        typer.Option(
+            "--env",
+            help="Only this family's suite, or the cases that score with this environment or "
+            "verifier.",
+            show_default="every family",
+        ),
+    ] = None,
+    plugins: Annotated[
+        str,
+        typer.Option(
+            "--plugins",
+            envvar="ENVSERVER_PLUGINS",
+            help="Plugin modules (comma-separated) whose suites run too, as the server loads them.",
+            show_default="ENVSERVER_PLUGINS, else none",
+        ),
+    ] = "",
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Run the families' red-team suites (redteam.toml): hacks that must not earn reward and
+    equivalent answers that must keep it. Prints a table per family; exit code 4 if any case
+    fails, 2 if a suite is malformed. Cases a server cannot serve (disabled) are skipped."""
+    from envserver import redteam  # noqa: PLC0415
+
+    modules = [name.strip() for name in plugins.split(",") if name.strip()]
+    try:
+        suites, without = redteam.load_suites(redteam.families(modules))
+    except redteam.SuiteError as exc:
+        fail(str(exc), EXIT_USAGE)
+    chosen = redteam.select(suites, env_id)
+    if env_id is not None and not chosen:
+        fail(f"no red-team suite has cases for {env_id!r}", EXIT_USAGE)
+    if url is None:
+        from envserver.registry import discover  # noqa: PLC0415  (the server's side: only here)
+
+        results = redteam.run(redteam.InProcess(discover(modules)), chosen)
+    else:
+        from clients.audit import OverHttp  # noqa: PLC0415
+
+        with reporting(), connect(url, api_key) as client:
+            results = redteam.run(OverHttp(client), chosen)
+    missing = [] if env_id is not None else without
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "results": [result.as_json() for result in results],
+                    "without_suite": [family.name for family in missing],
+                },
+                indent=2,
+            )
+        )
+    else:
+        _show_audit(chosen, results, missing)
+    if any(result.verdict == "fail" for result in results):
+        raise typer.Exit(EXIT_AUDIT_FAILED)
+
+
+def _show_audit(
+    suites: Sequence[Suite], results: Sequence[CaseResult], missing: Sequence[Family]
+) -> None:
+    for suite in suites:
+        rows = [r for r in results if r.family == suite.family]
+        counts = {v: sum(r.verdict == v for r in rows) for v in ("pass", "fail", "skip")}
+        typer.echo(
+            f"{suite.family} ({suite.path}): {counts['pass']} passed, {counts['fail']} failed, "
+            f"{counts['skip']} skipped"
+        )
+        typer.echo(f"  {'case':<44} {'expect':<10} {'got':<16} verdict")
+        for r in rows:
+            got = "-" if r.got is None else f"{r.got.status} {number(r.got.reward)}"
+            line = f"  {r.case.name[:44]:<44} {r.case.expect:<10} {got:<16} {r.verdict}"
+            typer.echo(line + (f": {first_sentence(r.detail)}" if r.verdict != "pass" else ""))
+    for family in missing:
+        typer.echo(f"{family.name}: no red-team suite (expected at {family.suite})")
+    failed = sum(r.verdict == "fail" for r in results)
+    typer.echo(f"{len(results)} cases: {failed} failed")
+
+
+def main() -> None:
+    """The ``envserver`` console script."""
+    app(prog_name="envserver")
+
+
+if __name__ == "__main__":
+    main()
