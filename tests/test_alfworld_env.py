@@ -266,7 +266,7 @@ def test_a_released_game_outside_the_native_model_is_refused_with_the_way_out(
     document["pddl_problem"] = document["pddl_problem"].replace("(:init", f"(:init\n{nested}")
     path.write_text(json.dumps(document))
     monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))
-    with pytest.raises(EnvironmentInputError, match="inreceptacleobject.*engine 'textworld'"):
+    with pytest.raises(EnvironmentInputError, match=r"inreceptacleobject.*engine 'textworld'"):
         ENV.reset(0, AlfWorldOptions(games="released"))
 
 

@@ -195,7 +195,9 @@ class NativeEngine:
             "subgoal": (reached - stage(world, run)) / (1 - episode.start_stage),
         }
         plan = (expert_plan(world, after, episode.grammar) or []) if episode.wants_plan else None
-        shown = _moment(world, after, episode.grammar, outcome.feedback, outcome.valid, plan)
+        shown = _moment(
+            world, after, episode.grammar, outcome.feedback, valid=outcome.valid, plan=plan
+        )
         return episode.model_copy(update={"run": after.to_json()}), replace(
             shown, components=process
         )
@@ -241,6 +243,7 @@ def _moment(
     run: Run,
     grammar: GrammarVersion,
     text: str,
+    *,
     valid: bool = True,
     plan: list[str] | None = None,
 ) -> Moment:
@@ -286,7 +289,7 @@ class TextWorldEngine:
             engine="textworld",
             game=name,
             source=source,
-            task_type=task_type,  # type: ignore[arg-type]  # the loader keeps the six types
+            task_type=task_type,
             task=found.group(1) if found else "",
             commands=[],
             limit=options.step_limit,
@@ -330,10 +333,8 @@ def _play(source: Source, history: list[str], plan: bool) -> Observation:
     try:
         real = engine()
     except ModuleNotFoundError as exc:
-        raise EnvironmentUnavailable(
-            Unavailable(f"engine 'textworld' needs ALFWorld's engine ({exc.name} is missing)",
-                        EXTRA_FIX)  # fmt: skip
-        ) from None
+        why = f"engine 'textworld' needs ALFWorld's engine ({exc.name} is missing)"
+        raise EnvironmentUnavailable(Unavailable(why, EXTRA_FIX)) from None
     if isinstance(source, ReleasedSource):
         try:
             path = str(game_path(source.split, source.relative))

@@ -47,10 +47,10 @@ ABILITIES = {
 FLAGS = {"isclean": "clean", "ishot": "hot", "iscool": "cool", "issliced": "sliced",
          "istoggled": "toggled"}  # fmt: skip
 """Facts that say an object's state, and the ``Run`` field each fills."""
-IGNORED = frozenset(
-    {"wasinreceptacle", "checked", "examined", "ison", "moveable", "full", "holdsany",
-     "holdsanyreceptacleobject", "isreceptacleobjectfull"}  # fmt: skip
-)
+IGNORED = frozenset({
+    "wasinreceptacle", "checked", "examined", "ison", "moveable", "full", "holdsany",
+    "holdsanyreceptacleobject", "isreceptacleobjectfull",
+})  # fmt: skip
 """Facts no active action's precondition, no goal and no text of the grammar reads (``isOn`` is
 only flipped by ``use``, whose text reads ``isToggled``)."""
 MODELLED = frozenset({"atlocation", "receptacleatlocation", "objectatlocation", "inreceptacle",
@@ -80,9 +80,9 @@ def _parse(text: str) -> list[Sexp]:
     tokens = re.findall(r"[()]|[^\s()]+", re.sub(r";[^\n]*", "", text))
     stack: list[list[Sexp]] = [[]]
     for token in tokens:
-        if token == "(":
+        if token == "(":  # noqa: S105 - a parenthesis, not a password
             stack.append([])
-        elif token == ")":
+        elif token == ")":  # noqa: S105
             if len(stack) == 1:
                 raise UnsupportedGame("the PDDL problem has an unbalanced ')'")
             done = stack.pop()
@@ -171,10 +171,14 @@ def _kind(type_constant: str) -> str:
 def _goal(task_type: str, params: dict[str, Any]) -> list[Sexp]:
     """``goal_library``'s goal for the task, parsed as the file's is (the library's text also
     closes the ``define``)."""
-    text = tables().goals[task_type].pddl.format(
-        obj=params.get("object_target") or "",
-        recep=params.get("parent_target") or "",
-        toggle=params.get("toggle_target") or "",
+    text = (
+        tables()
+        .goals[task_type]
+        .pddl.format(
+            obj=params.get("object_target") or "",
+            recep=params.get("parent_target") or "",
+            toggle=params.get("toggle_target") or "",
+        )
     )
     return _sections(f"(define {mangle(text)}", (":goal",))[":goal"]
 
@@ -211,7 +215,8 @@ def read(document: dict[str, Any], traj: dict[str, Any]) -> GameFile:
             if row:
                 by_first[name][row[0]].append(row[1] if len(row) > 1 else "")
     try:
-        return _build(version, sentence, task_type, params, entities, facts, by_first, document)
+        return _build(version, sentence, task_type, params, entities, facts=facts,
+                      by_first=by_first, document=document)  # fmt: skip
     except KeyError as exc:  # a fact naming an entity of the wrong kind
         raise UnsupportedGame(f"a fact names {exc} where the domain wants another kind") from None
 
@@ -222,13 +227,16 @@ def _build(
     task_type: str,
     params: dict[str, Any],
     entities: dict[str, str],
+    *,
     facts: dict[str, list[list[str]]],
     by_first: dict[str, dict[str, list[str]]],
     document: dict[str, Any],
 ) -> GameFile:
     locations = sorted(e for e, t in entities.items() if t == "location")
     receptacles = sorted(e for e, t in entities.items() if t == "receptacle")
-    objects = sorted(e for e, t in entities.items() if t == "object" and e in by_first["objecttype"])
+    # Objects without a type are the type constants (``Apple - object``): no fact names them.
+    typed = by_first["objecttype"]
+    objects = sorted(e for e, t in entities.items() if t == "object" and e in typed)
     agents = [e for e, t in entities.items() if t == "agent"]
     if len(agents) != 1:
         raise UnsupportedGame(f"the problem has {len(agents)} agents; the engine models one")
@@ -244,10 +252,10 @@ def _build(
     held = by_first["holds"].get(agents[0], [])
     if len(held) > 1:
         raise UnsupportedGame("the agent holds more than one object")
-    known = set(objects) | set(receptacles) | set(locations)
+    known = {*objects, *receptacles, *locations, *agents}
     for name, rows in facts.items():
         for row in rows:
-            stray = [a for a in row if a not in known and a not in agents and not a.endswith("type")]
+            stray = [a for a in row if a not in known and not a.endswith("type")]
             if stray:
                 raise UnsupportedGame(f"a {name} fact names {stray[0]!r}, which is not declared")
     inside: list[int] = []
@@ -261,6 +269,10 @@ def _build(
             inside.append(rindex[_one(by_first["inreceptacle"], o, "inReceptacle")])
     contains = {(rt, ot) for rt, ot in facts["cancontain"]}
 
+    def holds(receptacle_kind: str) -> frozenset[int]:
+        rt = f"{receptacle_kind.lower()}type"
+        return frozenset(i for i, k in enumerate(okinds) if (rt, f"{k.lower()}type") in contains)
+
     def having(fact: str) -> frozenset[int]:
         return frozenset(oindex[row[0]] for row in facts[fact] if row[0] in oindex)
 
@@ -269,11 +281,7 @@ def _build(
     openable = {row[0] for row in facts["openable"]}
     abilities = Abilities(
         openable=tuple(r in openable for r in receptacles),
-        holds=tuple(
-            frozenset(i for i, k in enumerate(okinds)
-                      if (f"{rk.lower()}type", f"{k.lower()}type") in contains)  # fmt: skip
-            for rk in rkinds
-        ),
+        holds=tuple(holds(kind) for kind in rkinds),
         properties=properties,
     )
 
@@ -281,6 +289,7 @@ def _build(
         value = params.get(key)
         return _kind(f"{str(value).lower()}type") if value else None
 
+    placed = zip(receptacles, rkinds, rlocs, strict=True)
     try:
         world = World.build(
             {
@@ -291,10 +300,9 @@ def _build(
                 "toggle_type": target("toggle_target"),
                 "locations": [names[loc] for loc in locations],
                 "start": where[start],
-                "receptacles": [[names[r], k, where[loc]]
-                                for r, k, loc in zip(receptacles, rkinds, rlocs, strict=True)],
+                "receptacles": [[names[r], k, where[loc]] for r, k, loc in placed],
                 "objects": [[names[o], k] for o, k in zip(objects, okinds, strict=True)],
-            },  # fmt: skip
+            },
             abilities,
         )
         flags = {field: having(fact) for fact, field in FLAGS.items()}
