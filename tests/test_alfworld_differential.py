@@ -74,13 +74,13 @@ def test_native_plays_released_layout_files_as_alfworlds_engine_does(
     # A game written as ALFWorld's files, read back by the native engine's reader: both engines
     # play the same file, one through TextWorld, one through what problem.py made of it.
     game = generate(2000 + index, TASK_TYPES[index], ("valid_seen", "valid_unseen")[index % 2],
-                    "medium" if index % 3 else "easy")  # fmt: skip
+                    "easy")  # fmt: skip
     path = write(game, tmp_path, "0.3" if index % 2 else "0.4")
-    names = ("expert", "noisy", "walk", "shared") + (("limit",) if index == 1 else ())
+    names = ("expert", "noisy", "shared") + (("limit",) if index == 1 else ())
     report = check_file(path, index, names)
     assert report.mismatches == [], "\n".join(report.mismatches)
-    assert report.sequences >= len(names) - 1
-    assert report.steps >= len(game.walkthrough) + 16 + (MAX_STEPS if index == 1 else 0)
+    assert report.sequences >= len(names) - 1  # "shared" needs two receptacles at one place
+    assert report.steps >= len(game.walkthrough) + 8 + (MAX_STEPS if index == 1 else 0)
 
 
 def test_alfworlds_released_games_where_alfworld_data_holds_them() -> None:
