@@ -135,6 +135,31 @@ def test_tampered_native_states_are_input_errors() -> None:
             ENV.step({**state, **change}, "look")
 
 
+V1_NATIVE = {"engine", "game", "world", "run", "grammar", "limit", "reward", "plan", "distance",
+             "start_distance", "start_stage"}  # fmt: skip
+"""The keys of a native state as ``alfworld@1`` has issued them since its first release."""
+
+
+def test_states_in_tokens_issued_before_keep_decoding() -> None:
+    state = ENV.reset(5, AlfWorldOptions(expert_plan=True)).state
+    assert set(state) == V1_NATIVE and isinstance(state["world"], str)
+    result = ENV.step(state, ENV.expert_action(state))
+    assert result.score.status == "ok" and set(result.state) == V1_NATIVE
+
+
+def test_a_textworld_state_issued_before_keeps_decoding() -> None:
+    pytest.importorskip("textworld")
+    options = AlfWorldOptions(
+        engine="textworld", difficulty="easy", task_type="pick_and_place_simple"
+    )
+    state = ENV.reset(2, options).state
+    # alfworld@1 wrote no "won" before the first step and no digest in a source.
+    old = {key: value for key, value in state.items() if key != "won"}
+    old["source"] = {k: v for k, v in state["source"].items() if k != "digest"}
+    again = ENV.step(old, "look")
+    assert again.observation == ENV.step(state, "look").observation
+
+
 @pytest.mark.parametrize(
     ("options", "why"),
     [
