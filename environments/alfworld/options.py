@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from environments.alfworld.engine import GrammarVersion
 from environments.alfworld.generator import MAX_STEPS, Split
-from environments.alfworld.rewards import RewardMode
+from environments.alfworld.rewards import RewardMode, needs_plan
 from environments.alfworld.scenes import Difficulty
 from environments.alfworld.tables import TaskType
 from environments.alfworld.textworld_engine import MAX_EPISODE_STEPS
@@ -83,4 +83,4 @@ class AlfWorldOptions(Options):
     @property
     def wants_plan(self) -> bool:
         """Whether every step needs the expert's plan (shown, or the progress reward's)."""
-        return self.expert_plan or self.reward == "progress"
+        return needs_plan(self.expert_plan, self.reward)

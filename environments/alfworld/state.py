@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from environments.alfworld.engine import GrammarVersion
 from environments.alfworld.generator import Split
-from environments.alfworld.rewards import RewardMode
+from environments.alfworld.rewards import RewardMode, needs_plan
 from environments.alfworld.scenes import Difficulty
 from environments.alfworld.tables import TaskType
 from environments.base import EnvironmentInputError, JSONValue
@@ -63,7 +63,7 @@ class Episode(_Value):
     @property
     def wants_plan(self) -> bool:
         """Whether every step needs the expert's plan (shown, or the progress reward's)."""
-        return self.plan or self.reward == "progress"
+        return needs_plan(self.plan, self.reward)
 
 
 class NativeEpisode(Episode):
