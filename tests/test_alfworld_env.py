@@ -3,6 +3,7 @@ states, and the ``textworld`` backend (ALFWorld's engine) on generated and relea
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import threading
@@ -10,13 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from environments.alfworld.engine import NOTHING_HAPPENS, commands, intro
-from environments.alfworld.export import write
+from environments.alfworld.export import game_file, write
 from environments.alfworld.family import AlfWorldEnv, AlfWorldOptions
 from environments.alfworld.generator import generate
+from environments.alfworld.names import mangle
 from environments.alfworld.tables import TASK_TYPES
-from environments.base import EnvironmentInputError, EpisodeFinished, StepResult
+from environments.base import (
+    EnvironmentInputError,
+    EnvironmentUnavailable,
+    EpisodeFinished,
+    StepResult,
+)
 
 ENV = AlfWorldEnv()
 
@@ -127,18 +135,58 @@ def test_tampered_native_states_are_input_errors() -> None:
             ENV.step({**state, **change}, "look")
 
 
-def test_option_errors() -> None:
-    with pytest.raises(EnvironmentInputError, match="released"):
-        ENV.reset(0, AlfWorldOptions(game_index=3))
-    with pytest.raises(EnvironmentInputError, match="textworld"):
-        ENV.reset(0, AlfWorldOptions(games="released"))
-    with pytest.raises(EnvironmentInputError, match="50 steps"):
-        ENV.reset(0, AlfWorldOptions(engine="textworld", step_limit=51))
-    with pytest.raises(EnvironmentInputError, match="native"):
-        ENV.reset(0, AlfWorldOptions(engine="textworld", reward="subgoal"))
+V1_NATIVE = {"engine", "game", "world", "run", "grammar", "limit", "reward", "plan", "distance",
+             "start_distance", "start_stage"}  # fmt: skip
+"""The keys of a native state as ``alfworld@1`` has issued them since its first release."""
 
 
-def test_without_the_extra_the_textworld_engine_is_a_clear_input_error(
+def test_states_in_tokens_issued_before_keep_decoding() -> None:
+    state = ENV.reset(5, AlfWorldOptions(expert_plan=True)).state
+    assert set(state) == V1_NATIVE and isinstance(state["world"], str)
+    result = ENV.step(state, ENV.expert_action(state))
+    assert result.score.status == "ok" and set(result.state) == V1_NATIVE
+
+
+def test_a_textworld_state_issued_before_keeps_decoding() -> None:
+    pytest.importorskip("textworld")
+    options = AlfWorldOptions(
+        engine="textworld", difficulty="easy", task_type="pick_and_place_simple"
+    )
+    state = ENV.reset(2, options).state
+    # alfworld@1 wrote no "won" before the first step and no digest in a source.
+    old = {key: value for key, value in state.items() if key != "won"}
+    old["source"] = {k: v for k, v in state["source"].items() if k != "digest"}
+    again = ENV.step(old, "look")
+    assert again.observation == ENV.step(state, "look").observation
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        ({"game_index": 3}, "released"),
+        ({"engine": "textworld", "step_limit": 51}, "50 steps"),
+        ({"engine": "textworld", "reward": "subgoal"}, "native"),
+    ],
+)
+def test_options_no_game_plays_with_are_refused_when_validated(
+    options: dict[str, Any], why: str
+) -> None:
+    with pytest.raises(ValidationError, match=why):
+        AlfWorldOptions(**options)
+
+
+def test_without_alfworld_data_released_games_are_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ALFWORLD_DATA", raising=False)
+    for engine in ("native", "textworld"):
+        with pytest.raises(EnvironmentUnavailable) as caught:
+            ENV.reset(0, AlfWorldOptions(games="released", engine=engine))
+        assert "ALFWORLD_DATA" in caught.value.why.reason
+        assert "alfworld-download" in caught.value.why.fix
+
+
+def test_without_the_extra_the_textworld_engine_is_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "textworld", None)  # as if the extra were not installed
@@ -153,8 +201,9 @@ def test_without_the_extra_the_textworld_engine_is_a_clear_input_error(
     thread = threading.Thread(target=reset)
     thread.start()
     thread.join()
-    assert isinstance(failure[0], EnvironmentInputError)
-    assert "pip install 'envserver[alfworld]'" in str(failure[0])
+    assert isinstance(failure[0], EnvironmentUnavailable)
+    assert "textworld is missing" in failure[0].why.reason
+    assert "pip install 'envserver[alfworld]'" in failure[0].why.fix
 
 
 # --- ALFWorld's own engine (the alfworld extra) ------------------------------------------------
@@ -182,22 +231,25 @@ def test_the_textworld_backend_plays_generated_games_like_the_native_engine() ->
     assert again.observation == ENV.step(first_native.state, plan[0]).observation
 
 
+@pytest.mark.parametrize("engine", ["native", "textworld"])
 def test_released_games_under_alfworld_data(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
-    pytest.importorskip("textworld")
+    if engine == "textworld":
+        pytest.importorskip("textworld")
     games = [generate(s, t, "valid_unseen", "easy") for s, t in enumerate(TASK_TYPES[:3])]
     for game in games:
         write(game, tmp_path, "0.3")  # the released games' phrasing
     monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))
-    options = AlfWorldOptions(games="released", engine="textworld", split="valid_unseen",
+    options = AlfWorldOptions(games="released", engine=engine, split="valid_unseen",
                               expert_plan=True)  # fmt: skip
     ordered = sorted(games, key=lambda g: g.name)
     for index, game in enumerate(ordered):
         first = ENV.reset(0, options.model_copy(update={"game_index": index}))
         assert first.info["game"] == game.name
         assert first.info["task_type"] == game.goal.task_type
-        assert "help" not in first.info["admissible_commands"]
+        assert first.observation == intro(game.world, game.run)
+        assert first.info["admissible_commands"] == commands(game.world, game.run, "0.3")
         state = first.state
         for command in first.info["expert_plan"]:
             result = ENV.step(state, command)
@@ -206,8 +258,41 @@ def test_released_games_under_alfworld_data(
     assert ENV.reset(4, options).info["game"] == ordered[4 % 3].name  # seed mod n
     with pytest.raises(EnvironmentInputError, match="out of range"):
         ENV.reset(0, options.model_copy(update={"game_index": 3}))
-    with pytest.raises(EnvironmentInputError, match="no playable games"):
+    with pytest.raises(EnvironmentUnavailable, match="no playable games"):
         ENV.reset(0, options.model_copy(update={"split": "train"}))
+
+
+def test_a_released_game_is_named_not_carried_and_a_changed_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game = generate(7, "pick_heat_then_place_in_recep", "valid_seen", "medium")
+    path = write(game, tmp_path)
+    monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))
+    options = AlfWorldOptions(games="released", split="valid_seen", reward="subgoal")
+    first = ENV.reset(0, options)
+    assert first.state["world"]["relative"] == game.name  # the server reads the game
+    assert len(json.dumps(first.state)) < len(game.world.text())
+    step = ENV.step(first.state, game.walkthrough[0])
+    assert step.score.status == "ok" and step.info["steps"] == 1
+    # The file rewritten (the same game in the other grammar): the episode began on another.
+    path.write_text(json.dumps(game_file(game, "0.3")))
+    with pytest.raises(EnvironmentInputError, match="changed on this server"):
+        ENV.step(step.state, "look")
+
+
+def test_a_released_game_outside_the_native_model_is_refused_with_the_way_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    game = generate(3, "pick_and_place_simple", "train", "easy")
+    path = write(game, tmp_path)
+    document = json.loads(path.read_text())
+    some = game.scene.objects[0].id
+    nested = f"(inReceptacleObject {mangle(some)} {mangle(some)})"
+    document["pddl_problem"] = document["pddl_problem"].replace("(:init", f"(:init\n{nested}")
+    path.write_text(json.dumps(document))
+    monkeypatch.setenv("ALFWORLD_DATA", str(tmp_path))
+    with pytest.raises(EnvironmentInputError, match=r"inreceptacleobject.*engine 'textworld'"):
+        ENV.reset(0, AlfWorldOptions(games="released"))
 
 
 def test_alfworlds_own_loader_plays_exported_games(tmp_path: Path) -> None:

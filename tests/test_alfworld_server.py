@@ -1,6 +1,6 @@
 """ALFWorld over HTTP: expert plans win for 30 seeds of every task type (through the batch
-endpoints a vector env uses), single steps match the environment in-process, and bad input is
-a 4xx that loses nothing."""
+endpoints a vector env uses), single steps match the environment in-process, bad input is a 4xx
+that loses nothing, and what the server lacks (ALFWorld's data) is a 503 with the fix."""
 
 from __future__ import annotations
 
@@ -94,9 +94,9 @@ def test_forged_and_foreign_tokens_are_refused(http: httpx.Client) -> None:
         ({"step_limit": 0}, 422),
         ({"grammar": "0.5"}, 422),
         ({"surprise": 1}, 422),
-        ({"game_index": 2}, 400),
-        ({"games": "released", "engine": "textworld"}, 400),  # no ALFWORLD_DATA on the server
-        ({"engine": "textworld", "reward": "subgoal"}, 400),
+        ({"game_index": 2}, 422),  # combinations no game plays with, refused at the edge
+        ({"engine": "textworld", "reward": "subgoal"}, 422),
+        ({"engine": "textworld", "step_limit": 60}, 422),
     ],
 )
 def test_bad_options_are_client_errors(
@@ -104,6 +104,19 @@ def test_bad_options_are_client_errors(
 ) -> None:
     reply = http.post("/v1/envs/alfworld/reset", json={"seed": 0, "options": options})
     assert reply.status_code == status, reply.text
+
+
+@pytest.mark.parametrize("engine", ["native", "textworld"])
+def test_released_games_without_alfworld_data_are_unavailable_not_bad_input(
+    http: httpx.Client, engine: str
+) -> None:
+    # The test server has no ALFWORLD_DATA: its configuration, not the request, is at fault.
+    options = {"games": "released", "engine": engine}
+    reply = http.post("/v1/envs/alfworld/reset", json={"seed": 0, "options": options})
+    assert reply.status_code == 503, reply.text
+    assert reply.headers["content-type"].startswith("application/problem+json")
+    problem = reply.json()
+    assert "ALFWORLD_DATA" in problem["reason"] and "alfworld-download" in problem["fix"]
 
 
 @pytest.mark.parametrize("action", ["", "x" * 5000, "\u0000\u2603", "go to", "LOOK", "help me"])

@@ -70,9 +70,23 @@ def differential_command(
     games: Annotated[int, typer.Option(help="Games to check.", min=1)] = 1000,
     first_seed: Annotated[int, typer.Option(help="The first game's seed.", min=0)] = 0,
     workers: Annotated[int, typer.Option(help="Processes.", min=1)] = 2,
+    released: Annotated[
+        bool,
+        typer.Option(
+            "--released",
+            help="Check every game under ALFWORLD_DATA instead of generated ones.",
+            show_default="off",
+        ),
+    ] = False,
 ) -> None:
     """Compare the native engine with ALFWorld's own, byte for byte (needs the extra)."""
-    raise typer.Exit(differential.run(games, first_seed, workers))
+    if not released:
+        raise typer.Exit(differential.run(games, first_seed, workers))
+    paths = differential.released_files()
+    if not paths:
+        typer.echo("no released games: set ALFWORLD_DATA to alfworld-download's folder", err=True)
+        raise typer.Exit(2)
+    raise typer.Exit(differential.run_files(paths, workers))
 
 
 @app.command("statistics")

@@ -9,10 +9,15 @@ object with an examine after each and slicing with a knife, and a long walk that
 commands, the score, ``won`` and ``done`` must be equal, byte for byte. Any difference is a
 bug in the native engine.
 
-Needs the ``alfworld`` extra. ``tests/test_alfworld_differential.py`` runs a bounded sample;
-the benchmark-sized run is
+The same check runs on game files in ALFWorld's released layout (``check_file``): the native
+engine plays what ``problem.py`` reads from the file, ALFWorld's engine the file itself.
+
+Needs the ``alfworld`` extra. ``tests/test_alfworld_differential.py`` runs a bounded sample of
+both; the benchmark-sized runs are
 
     envserver alfworld differential --games 1000 [--workers 2]
+    envserver alfworld differential --released     # every game under ALFWORLD_DATA
+    python -m benchmarks.alfworld_released          # exported games, with the speed of both
 """
 
 from __future__ import annotations
@@ -22,11 +27,16 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from environments.alfworld.engine import GrammarVersion, Run, World, commands, intro, step, won
 from environments.alfworld.export import as_version, game_file
 from environments.alfworld.generator import MAX_STEPS, SPLITS, Game, Split, generate
+from environments.alfworld.loader import DataUnavailable, game_path, released_games
+from environments.alfworld.planner import expert_plan
+from environments.alfworld.problem import GameFile, UnsupportedGame, read_text
 from environments.alfworld.scenes import SIZES, Difficulty
 from environments.alfworld.tables import TASK_TYPES, TaskType
 
@@ -81,10 +91,31 @@ def _misspell(rng: random.Random, command: str) -> str:
     return rng.choice(["", "jump", "go to", "take", "examine", "put", "go to moon 1", "open"])
 
 
+@dataclass(frozen=True)
+class Subject:
+    """A game as the check plays it: its name, the native engine's world and starting run, and
+    the expert's plan (the generator's, or the native planner's for a game file)."""
+
+    name: str
+    world: World
+    run: Run
+    walkthrough: tuple[str, ...]
+
+    @classmethod
+    def generated(cls, game: Game) -> Subject:
+        """A generated game."""
+        return cls(game.name, game.world, game.run, game.walkthrough)
+
+    @classmethod
+    def released(cls, name: str, game: GameFile) -> Subject:
+        """A game file read for the native engine (its plan in the wheel's 0.4 phrasing)."""
+        return cls(name, game.world, game.run, tuple(expert_plan(game.world, game.run) or ()))
+
+
 class NativePlayer:
     """The native engine with ALFWorld's episode cap, as the differential check drives it."""
 
-    def __init__(self, game: Game, grammar: GrammarVersion) -> None:
+    def __init__(self, game: Subject, grammar: GrammarVersion) -> None:
         self.world: World = game.world
         self.run: Run = game.run
         self.grammar = grammar
@@ -114,7 +145,7 @@ class NativePlayer:
         return self.frame(outcome.feedback)
 
 
-def _shared_location(game: Game) -> list[str] | None:
+def _shared_location(game: Subject) -> list[str] | None:
     """Move an object between two receptacles that share a location, look and take it back:
     the moves that leave ``not_inreceptacle`` facts next to the object's location (the
     "Next to it, you see" of ``look``). None when the game has no such pair."""
@@ -142,7 +173,7 @@ def _shared_location(game: Game) -> list[str] | None:
     return None
 
 
-def _object_states(game: Game) -> list[str] | None:
+def _object_states(game: Subject) -> list[str] | None:
     """Clean, heat and cool one object in turn, examining it after each change, then slice a
     sliceable object with a knife and examine it: the states and texts walks rarely reach.
     Commands the game does not allow are left out (no sink, no knife, ...); None when no object
@@ -212,7 +243,7 @@ def _wins(player: NativePlayer, command: str) -> bool:
 
 
 def sequences(
-    game: Game,
+    game: Subject,
     grammar: GrammarVersion,
     seed: int,
     *,
@@ -247,20 +278,26 @@ def sequences(
 
 
 def check_game(
-    game: Game,
+    game: Game | Subject,
     grammar: GrammarVersion,
     engine: object,
     seed: int,
     *,
     names: tuple[str, ...] = SEQUENCES,
     longest: int = 30,
+    path: str | None = None,
 ) -> Report:
-    """Play the named sequences on both engines; differences go into the report."""
+    """Play the named sequences on both engines; differences go into the report. ALFWorld's
+    engine loads the game file at ``path`` (a game file's ``Subject``), or the generated game's
+    file written in ``grammar``."""
     from environments.alfworld.textworld_engine import Observation, RealEngine  # noqa: PLC0415
 
     assert isinstance(engine, RealEngine)
     report = Report(games=1)
-    path = engine.game_path(game_file(game, grammar))
+    if isinstance(game, Game):
+        path = engine.game_path(game_file(game, grammar))
+        game = Subject.generated(game)
+    assert path is not None, "a game file's subject is checked on its file"
 
     def real_frame(observation: Observation) -> Frame:
         return Frame(
@@ -353,25 +390,61 @@ def check_case(case: Case) -> Report:
     return check_game(game, case.grammar, engine(), case.seed, names=case.names, longest=20)
 
 
+def check_file(path: Path, seed: int, names: tuple[str, ...] = SEQUENCES) -> Report:
+    """Check one game file in the released layout (its ``traj_data.json`` beside it): the native
+    engine plays what ``problem.py`` reads from it, ALFWorld's engine the file itself. A file
+    the native engine does not model is a mismatch that says why."""
+    from environments.alfworld.textworld_engine import engine  # noqa: PLC0415
+
+    name = f"{path.parent.parent.name}/{path.parent.name}"
+    try:
+        game = read_text(path.read_text(), (path.parent / "traj_data.json").read_text())
+    except UnsupportedGame as exc:
+        return Report(games=1, sequences=1, mismatches=[f"{name}: not read: {exc}"])
+    subject = Subject.released(name, game)
+    return check_game(subject, game.grammar, engine(), seed, names=names, longest=20,
+                      path=str(path))  # fmt: skip
+
+
 def run(games: int, first_seed: int = 0, workers: int = 2) -> int:
-    """Run the differential check on ``games`` games, print the agreement count; the exit
-    status: 0 when every sequence agreed."""
+    """Run the differential check on ``games`` generated games, print the agreement count; the
+    exit status: 0 when every sequence agreed."""
+    with ProcessPoolExecutor(workers) as pool:
+        parts = pool.map(check_case, cases(games, first_seed))
+        return _tally(parts, f"sizes {', '.join(SIZES)}; grammars 0.4 and 0.3")
+
+
+def released_files() -> list[Path]:
+    """Every playable game file under ``ALFWORLD_DATA`` (all splits), as ALFWorld lists them."""
+    paths = []
+    for split in SPLITS:
+        with suppress(DataUnavailable):
+            paths += [game_path(split, game.relative) for game in released_games(split)]
+    return paths
+
+
+def run_files(paths: list[Path], workers: int = 2) -> int:
+    """The check on game files in the released layout (``check_file``), like ``run``."""
+    with ProcessPoolExecutor(workers) as pool:
+        parts = pool.map(check_file, paths, range(len(paths)))
+        return _tally(parts, "game files in the released layout")
+
+
+def _tally(parts: Iterator[Report], what: str) -> int:
     report = Report()
     started = time.perf_counter()
-    with ProcessPoolExecutor(workers) as pool:
-        for done, part in enumerate(pool.map(check_case, cases(games, first_seed)), 1):
-            report.merge(part)
-            for mismatch in part.mismatches:
-                print(mismatch, file=sys.stderr, flush=True)
-            if done % 25 == 0:
-                print(f"{done} games, {report.sequences} sequences, {report.steps} steps, "
-                      f"{len(report.mismatches)} mismatches, "
-                      f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
+    for done, part in enumerate(parts, 1):
+        report.merge(part)
+        for mismatch in part.mismatches:
+            print(mismatch, file=sys.stderr, flush=True)
+        if done % 25 == 0:
+            print(f"{done} games, {report.sequences} sequences, {report.steps} steps, "
+                  f"{len(report.mismatches)} mismatches, "
+                  f"{time.perf_counter() - started:.0f} s", flush=True)  # fmt: skip
     agreeing = report.sequences - len(report.mismatches)
     print(
         f"differential: {report.games} games, {report.sequences} sequences, {report.steps} steps "
-        f"(sizes {', '.join(SIZES)}; grammars 0.4 and 0.3); agreement {agreeing}/"
-        f"{report.sequences} sequences; {len(report.mismatches)} mismatches; "
-        f"{time.perf_counter() - started:.0f} s"
+        f"({what}); agreement {agreeing}/{report.sequences} sequences; "
+        f"{len(report.mismatches)} mismatches; {time.perf_counter() - started:.0f} s"
     )
     return 0 if not report.mismatches else 1

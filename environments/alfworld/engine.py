@@ -63,6 +63,22 @@ def display_list(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + ", and " + items[-1]
 
 
+PROPERTIES = ("pickupable", "cleanable", "heatable", "coolable", "toggleable", "sliceable",
+              "knife", "receptacle_object")  # fmt: skip
+"""The object properties the domain's preconditions and texts read (``knife``: its
+``objectType`` is a knife or butter knife; ``receptacle_object``: ``isReceptacleObject``)."""
+
+
+@dataclass(frozen=True)
+class Abilities:
+    """What a world's things can do: which receptacles open, which objects each receptacle can
+    hold (``canContain`` over the types), and which objects have each of ``PROPERTIES``."""
+
+    openable: tuple[bool, ...]
+    holds: tuple[frozenset[int], ...]
+    properties: dict[str, frozenset[int]]
+
+
 @dataclass(frozen=True)
 class World:
     """The parts of a game that never change, with the look-ups the engine needs."""
@@ -83,8 +99,9 @@ class World:
     properties: dict[str, frozenset[int]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def build(cls, raw: dict[str, Any]) -> World:
-        """Parse and check a world value; raises MalformedGame."""
+    def build(cls, raw: dict[str, Any], abilities: Abilities | None = None) -> World:
+        """Parse and check a world value; raises MalformedGame. Its things can do what
+        ``abilities`` says (a game file's facts), by default what the wheel's tables say."""
         try:
             locations = tuple(_strings(raw["locations"]))
             receptacles = tuple((str(n), str(k), int(loc)) for n, k, loc in raw["receptacles"])
@@ -109,13 +126,11 @@ class World:
             not 0 <= loc < len(locations) for _, _, loc in receptacles
         ):
             raise MalformedGame("a location index is out of range")
-        return world._derive()
+        return world.with_abilities(abilities or world._tabled())
 
-    def _derive(self) -> World:
+    def _tabled(self) -> Abilities:
+        """What the wheel's tables say the world's things can do (a generated game's facts)."""
         t = tables()
-        at: dict[int, list[int]] = {}
-        for index, (_, _, loc) in enumerate(self.receptacles):
-            at.setdefault(loc, []).append(index)
         kinds = [k for _, k in self.objects]
 
         def having(test: Any) -> frozenset[int]:
@@ -137,15 +152,28 @@ class World:
             kind: frozenset(i for i, k in enumerate(kinds) if t.contains(kind, k))
             for kind in {kind for _, kind, _ in self.receptacles}
         }
-        holds = tuple(by_type[kind] for _, kind, _ in self.receptacles)
-        derived = replace(
-            self,
+        return Abilities(
             openable=tuple(kind in t.openable for _, kind, _ in self.receptacles),
-            at_location={loc: tuple(rs) for loc, rs in at.items()},
-            holds=holds,
+            holds=tuple(by_type[kind] for _, kind, _ in self.receptacles),
             properties=properties,
         )
-        return derived
+
+    def with_abilities(self, abilities: Abilities) -> World:
+        """This world with its look-ups: the abilities given, receptacles by location."""
+        if len(abilities.openable) != len(self.receptacles) or len(abilities.holds) != len(
+            self.receptacles
+        ):
+            raise MalformedGame("abilities must name every receptacle")
+        at: dict[int, list[int]] = {}
+        for index, (_, _, loc) in enumerate(self.receptacles):
+            at.setdefault(loc, []).append(index)
+        return replace(
+            self,
+            openable=abilities.openable,
+            at_location={loc: tuple(rs) for loc, rs in at.items()},
+            holds=abilities.holds,
+            properties={name: abilities.properties.get(name, frozenset()) for name in PROPERTIES},
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The world value (the derived look-ups are rebuilt on reading)."""
@@ -525,9 +553,15 @@ def won(world: World, run: Run) -> bool:
     if world.task_type == "pick_two_obj_and_place":
         placed = [run.inside[o] for o in targets if run.inside[o] in parents]
         return len(placed) != len(set(placed))
-    change = SPECS[world.task_type].change
-    flag = {"clean": run.clean, "hot": run.hot, "cool": run.cool}.get(change or "")
-    return any(run.inside[o] in parents and (flag is None or o in flag) for o in targets)
+    spec = SPECS[world.task_type]
+    flag = {"clean": run.clean, "hot": run.hot, "cool": run.cool}.get(spec.change or "")
+    # The goal asks for the ability too ("(cleanable ?o) ... (isClean ?o)"): a game file may
+    # start an object clean that cannot be cleaned.
+    able = world.properties[spec.ability.lower()] if spec.ability else None
+    return any(
+        run.inside[o] in parents and (flag is None or o in flag) and (able is None or o in able)
+        for o in targets
+    )
 
 
 @dataclass(frozen=True)

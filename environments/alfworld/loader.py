@@ -5,18 +5,24 @@ The layout is ``$ALFWORLD_DATA/json_2.1.1/{train,valid_seen,valid_unseen}/<task>
 with ``traj_data.json`` and ``game.tw-pddl`` (``alfworld-download``'s). As the original does,
 paths containing ``movable`` or ``Sliced`` are skipped, and so are games without a
 ``game.tw-pddl`` or without ``"solvable": true``; the task type comes from ``traj_data.json``.
-Games are listed in sorted path order, so a game index means the same game on every machine.
+Games are listed in sorted path order, so a game index means the same game on every machine; task
+types other than the six are skipped (``env.task_types``' default). ``native_game`` reads one for
+the native engine (``problem.py``), once per worker and file version.
 Game files hold grammar code that TextWorld evaluates: point ``ALFWORLD_DATA`` only at data you
 trust (ALFWorld's release).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
+
+from environments.alfworld.problem import GameFile, read_text
+from environments.alfworld.tables import TASK_TYPES
 
 DATA_ENV = "ALFWORLD_DATA"
 RELEASE = "json_2.1.1"
@@ -63,7 +69,7 @@ def _collect(folder: Path) -> tuple[ReleasedGame, ...]:
             solvable = json.loads(game.read_text()).get("solvable")
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if solvable:
+        if solvable and task_type in TASK_TYPES:
             games.append(ReleasedGame(relative, str(task_type)))
     return tuple(games)
 
@@ -85,3 +91,20 @@ def game_path(split: str, relative: str) -> Path:
     if folder not in path.parents or not path.is_file():
         raise DataUnavailable(f"no released game {relative!r} in split {split!r}")
     return path
+
+
+def native_game(split: str, relative: str) -> tuple[GameFile, str]:
+    """A listed game read for the native engine, and the digest of its ``game.tw-pddl``;
+    raises DataUnavailable, or UnsupportedGame for a file the engine does not model."""
+    path = game_path(split, relative)
+    found = path.stat()
+    return _native(str(path), found.st_mtime_ns, found.st_size)
+
+
+@lru_cache(maxsize=256)
+def _native(path: str, mtime_ns: int, size: int) -> tuple[GameFile, str]:
+    # Keyed by the file's version too: a file replaced on disk is read again.
+    game = Path(path)
+    text = game.read_text()
+    digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+    return read_text(text, (game.parent / "traj_data.json").read_text()), digest

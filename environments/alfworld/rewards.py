@@ -24,6 +24,11 @@ from environments.alfworld.engine import Run, World, won
 RewardMode = Literal["won", "progress", "subgoal"]
 
 
+def needs_plan(shown: bool, reward: RewardMode) -> bool:
+    """Whether every step needs the expert's plan: shown as info, or the progress reward's."""
+    return shown or reward == "progress"
+
+
 def subgoals(world: World, run: Run) -> list[bool]:
     """Which sub-goals of the task hold in ``run`` (the last one is the goal)."""
     kinds = world.objects
