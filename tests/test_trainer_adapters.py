@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import re
 
@@ -11,8 +12,9 @@ import httpx
 import numpy as np
 import pytest
 
-from clients.adapters.trl import RemoteReward, completion_text, environment_factory
+from clients.adapters import trl as trl_adapter
 from clients.adapters import verl as verl_adapter
+from clients.adapters.trl import RemoteReward, completion_text, environment_factory
 from clients.adapters.verl import (
     RewardUnavailable,
     UnknownDataSource,
@@ -289,17 +291,68 @@ def test_verl_concurrent_calls_share_requests(base_url: str) -> None:
 def test_trl_environment_drives_an_episode(base_url: str) -> None:
     make = environment_factory("math", base_url=base_url)
     env = make()
-    # TRL exposes every public method but reset/get_reward as a tool: only ``answer`` here.
+    # TRL exposes every public method but reset/get_reward as a tool: only ``answer`` here,
+    # async so that TRL awaits it on its loop.
     public = {n for n in dir(env) if not n.startswith("_") and callable(getattr(env, n))}
     assert public == {"reset", "answer", "get_reward"}
-    prompt = env.reset(seed=5, options={"max_attempts": 2})
-    assert prompt and env.get_reward() == 0.0
-    feedback = env.answer("\\boxed{nothing}")
-    assert not env.done and feedback  # one attempt left, and the env says so
+    assert inspect.iscoroutinefunction(env.answer)
     task = MathTasks().generate(5, MathTaskOptions())
-    env.answer(MathTasks().expert_response(task))
-    assert env.done and env.get_reward() == 1.0
-    assert env.answer("again") == "The episode has ended."
+
+    async def play() -> tuple[str, float | None, str]:
+        feedback = await env.answer("\\boxed{nothing}")
+        await env.answer(MathTasks().expert_response(task))
+        return feedback, await env.get_reward(), await env.answer("again")
+
+    prompt = env.reset(seed=5, options={"max_attempts": 2})
+    assert prompt
+    feedback, reward, after = asyncio.run(play())
+    assert feedback  # one attempt left, and the env says so
+    assert env.done and reward == 1.0
+    assert after == "The episode has ended."
+
+
+def test_trl_environment_rows_from_a_datasets_dataset(base_url: str) -> None:
+    # Rows that set different options: the datasets library gives every row every key, None
+    # where a row had none, and the service refuses None as a value.
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list(
+        [
+            {"prompt": "p", "seed": 1, "options": {"max_attempts": 2}},
+            {"prompt": "p", "seed": 2, "options": {"difficulty": "easy"}},
+        ]
+    )
+    assert rows[1]["options"] == {"max_attempts": None, "difficulty": "easy"}
+    env = environment_factory("math", base_url=base_url)()
+    for row in rows:
+        assert env.reset(**row)
+
+
+def _math_steps(base_url: str) -> float:
+    """How many steps of math episodes the server has scored."""
+    text = httpx.get(f"{base_url}/metrics").text
+    pattern = r'envserver_items_total\{kind="step",status="\w+",target="math"\} (\S+)'
+    return sum(float(m) for m in re.findall(pattern, text))
+
+
+def test_trl_episode_never_answered_is_scored_by_the_service(base_url: str) -> None:
+    # A rollout in which the model never calls the tool: the environment's own rule for a
+    # missing answer decides, from the service (math: an empty answer is invalid, a real 0).
+    env = environment_factory("math", base_url=base_url)()
+    env.reset(seed=4, options={"max_attempts": 1})
+    before = _math_steps(base_url)
+    assert asyncio.run(env.get_reward()) == 0.0
+    assert env.done
+    assert _math_steps(base_url) == before + 1  # the service judged it
+    # Concurrent rollouts share one client.
+    envs = [environment_factory("math", base_url=base_url)() for _ in range(4)]
+    for index, one in enumerate(envs):
+        one.reset(seed=10 + index)
+
+    async def rewards() -> tuple[list[float | None], int]:
+        scored = await asyncio.gather(*(one.get_reward() for one in envs))
+        return list(scored), len(trl_adapter._ASYNC_CLIENTS[asyncio.get_running_loop()])
+
+    assert asyncio.run(rewards()) == ([0.0] * 4, 1)
 
 
 def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,8 +45,7 @@ import asyncio
 import sys
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from clients.adapters.verl_references import plain, references
 from clients.http import AsyncEnvServerClient, EnvServerClient, default_url
@@ -159,8 +158,7 @@ def _announce(url: str | None, verifier: str | None) -> None:
         )
 
 
-@dataclass(frozen=True)
-class _Target:
+class _Target(NamedTuple):
     """What a sample is scored against: a verifier and its references, or a task id."""
 
     verifier: str | None
@@ -172,6 +170,7 @@ def _target(
     text: str,
     truth: Any,
     info: Any,
+    *,
     verifier: str | None,
     data_sources: Mapping[str, str] | None,
     offered: set[str],
@@ -219,7 +218,7 @@ def compute_score_batch(
     sources = [str(s) for s in plain(data_sources)]
     infos = list(plain(extra_infos)) if extra_infos is not None else [None] * len(sources)
     targets = [
-        _target(s, t, g, i, verifier, source_verifiers, offered)
+        _target(s, t, g, i, verifier=verifier, data_sources=source_verifiers, offered=offered)
         for s, t, g, i in zip(sources, solution_strs, list(ground_truths), infos, strict=True)
     ]
     groups: dict[str | None, list[tuple[int, int]]] = {}  # verifier -> (sample, item)
@@ -258,19 +257,25 @@ def compute_score_sync(
 # --- the async per-sample form (verl 0.9's reward loop), batched across concurrent calls ------
 
 
-@dataclass
 class _Batcher:
     """Collects the items one event loop's concurrent calls send to one verifier, and posts
     them together once the window closes or the batch is full."""
 
-    client: AsyncEnvServerClient
-    verifier: str | None
-    options: Mapping[str, Any] | None
-    window_s: float
-    size: int
-    pending: list[tuple[dict[str, Any], asyncio.Future[VerifyResult]]] = field(default_factory=list)
-    timer: asyncio.TimerHandle | None = None
-    sending: set[asyncio.Task[None]] = field(default_factory=set)
+    # Plain classes, not dataclasses: verl loads this file by path, without a module entry
+    # that dataclasses would look its annotations up in.
+    def __init__(
+        self,
+        client: AsyncEnvServerClient,
+        verifier: str | None,
+        options: Mapping[str, Any] | None,
+        window_s: float,
+        size: int,
+    ) -> None:
+        self.client, self.verifier, self.options = client, verifier, options
+        self.window_s, self.size = window_s, size
+        self.pending: list[tuple[dict[str, Any], asyncio.Future[VerifyResult]]] = []
+        self.timer: asyncio.TimerHandle | None = None
+        self.sending: set[asyncio.Task[None]] = set()
 
     async def score(self, item: dict[str, Any]) -> VerifyResult:
         loop = asyncio.get_running_loop()
@@ -297,7 +302,7 @@ class _Batcher:
             reply = await self.client.verify(
                 [item for item, _ in batch], verifier=self.verifier, options=self.options
             )
-        except Exception as exc:  # every waiting sample learns why  # noqa: BLE001
+        except Exception as exc:  # every waiting sample learns why
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
@@ -307,13 +312,12 @@ class _Batcher:
                 future.set_result(result)
 
 
-@dataclass
 class _Shared:
     """One event loop's client, catalogue and batchers, per service."""
 
-    client: AsyncEnvServerClient
-    catalogue: asyncio.Task[Catalogue]
-    batchers: dict[tuple[str | None, str], _Batcher] = field(default_factory=dict)
+    def __init__(self, client: AsyncEnvServerClient, catalogue: asyncio.Task[Catalogue]) -> None:
+        self.client, self.catalogue = client, catalogue
+        self.batchers: dict[tuple[str | None, str], _Batcher] = {}
 
 
 # Per event loop (an HTTP client's connections belong to the loop that opened them), per
@@ -359,7 +363,13 @@ async def compute_score(
     catalogue = await asyncio.shield(shared.catalogue)
     offered = {v.name for v in catalogue.verifiers}
     target = _target(
-        data_source, solution_str, ground_truth, extra_info, verifier, source_verifiers, offered
+        data_source,
+        solution_str,
+        ground_truth,
+        extra_info,
+        verifier=verifier,
+        data_sources=source_verifiers,
+        offered=offered,
     )
     key = (target.verifier, repr(sorted((options or {}).items())))
     if key not in shared.batchers:

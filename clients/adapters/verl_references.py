@@ -95,9 +95,12 @@ def code_reference(truth: Any) -> Any:
             truth = json.loads(truth)
         except json.JSONDecodeError:
             return truth
-    if isinstance(truth, Mapping) and "inputs" in truth and "outputs" in truth:
-        if isinstance(truth["inputs"], list) and isinstance(truth["outputs"], list):
-            return _io_tests(truth)
+    if (
+        isinstance(truth, Mapping)
+        and isinstance(truth.get("inputs"), list)
+        and isinstance(truth.get("outputs"), list)
+    ):
+        return _io_tests(truth)
     if _is_sandbox_fusion(truth):
         return _sandbox_fusion_tests(truth)
     return truth
