@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 
 from benchmarks.common import math_items, median, server
 from clients.adapters.verl import compute_score, compute_score_sync
@@ -31,9 +32,7 @@ async def _sync_path(url: str, samples: list[Sample]) -> None:
     loop = asyncio.get_running_loop()
     await asyncio.gather(
         *(
-            loop.run_in_executor(
-                None, lambda r=r, g=g: compute_score_sync("openai/gsm8k", r, g, url=url)
-            )
+            loop.run_in_executor(None, partial(compute_score_sync, "openai/gsm8k", r, g, url=url))
             for r, g in samples
         )
     )
