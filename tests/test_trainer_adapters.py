@@ -383,7 +383,7 @@ def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.Monk
     wrong, right = asyncio.run(play())
     assert not wrong["done"] and wrong["environment_feedback"]
     # Every step logs the same keys, so OpenRLHF can merge the samples' logs.
-    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "correct"}  # type: ignore[arg-type]
+    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "bad_label", "correct"}  # type: ignore[arg-type]
     assert float(wrong["rewards"]) == 0.0  # type: ignore[arg-type]
     assert right["done"] and torch.equal(right["rewards"], torch.tensor(1.0))
     # A JSON label names the episode by seed and options instead.
