@@ -58,7 +58,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     samples = math_items(args.samples, first_seed=0)
-    with server(args.workers) as live:
+    live = server(args.workers).start(timeout_s=900)  # a busy machine starts slowly
+    try:
         url = live.base_url
         samples_per_s(_async_path, url, samples[:8])  # warm both paths and the server
         samples_per_s(_sync_path, url, samples[:8])
@@ -66,6 +67,8 @@ def main() -> None:
         for _ in range(args.rounds):  # interleaved, so drift hits both alike
             sync.append(samples_per_s(_sync_path, url, samples))
             batched.append(samples_per_s(_async_path, url, samples))
+    finally:
+        live.stop()
     print(
         f"{args.samples} math samples per batch, {args.workers} pool workers, "
         f"median of {args.rounds} rounds"
