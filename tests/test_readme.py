@@ -111,3 +111,20 @@ def test_the_python_client_example_prints_what_it_says(live_server: LiveServer) 
     assert result.returncode == 0, result.stderr
     promised = re.search(r"# → (.*)", code)
     assert promised and result.stdout.strip() == promised.group(1)
+
+
+@pytest.mark.timeout(280)
+def test_the_trl_example_trains_the_tiny_model(live_server: LiveServer) -> None:
+    pytest.importorskip("trl")
+    code = fenced_block("python", "**TRL**").replace("http://127.0.0.1:8000", live_server.base_url)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=260,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    promised = re.search(r"# → (.*)", code)
+    assert promised and result.stdout.strip().splitlines()[-1] == promised.group(1)

@@ -4,6 +4,9 @@ initialised GPT-2 (built here, no downloads) against a live server."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ transformers = pytest.importorskip("transformers")
 from clients.train.grpo import group_advantages, grpo_loss  # noqa: E402
 from clients.train.tiny import tiny_model  # noqa: E402
 from clients.train.trainer import GRPOTrainer, TrainConfig  # noqa: E402
+from tests.server import ROOT  # noqa: E402
 
 
 def test_group_advantages_normalise_within_groups_and_skip_invalid() -> None:
@@ -151,3 +155,22 @@ def test_the_command_line(
     )  # fmt: skip
     assert "over 1 steps" in capsys.readouterr().out
     assert (tmp_path / "run" / "checkpoint" / "trainer_state.pt").exists()
+
+
+@pytest.mark.timeout(240)
+def test_the_cpu_smoke_command_needs_no_model(base_url: str, tmp_path: Path) -> None:
+    # `envserver-train --model tiny`: a random model built from a config, nothing downloaded.
+    run = tmp_path / "run"
+    result = subprocess.run(
+        [
+            sys.executable, "-m", "clients.train.cli", "--model", "tiny", "--url", base_url,
+            "--env", "math", "--steps", "2", "--prompts-per-step", "1", "--group-size", "2",
+            "--max-new-tokens", "3", "--output-dir", str(run),
+        ],
+        cwd=ROOT, capture_output=True, text=True, timeout=200, check=False,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "over 2 steps" in result.stdout
+    assert (run / "tiny-model" / "config.json").exists()
+    assert (run / "curves.png").stat().st_size > 1000

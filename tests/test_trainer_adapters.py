@@ -4,14 +4,24 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import re
 
 import httpx
 import numpy as np
 import pytest
 
+from clients.adapters import trl as trl_adapter
+from clients.adapters import verl as verl_adapter
 from clients.adapters.trl import RemoteReward, completion_text, environment_factory
-from clients.adapters.verl import RewardUnavailable, compute_score, compute_score_batch
+from clients.adapters.verl import (
+    RewardUnavailable,
+    UnknownDataSource,
+    compute_score,
+    compute_score_batch,
+    compute_score_sync,
+)
 from environments.math.family import MathTaskOptions, MathTasks
 
 PROMPT = "<|user|>What is 6 times 7?<|assistant|>"
@@ -133,9 +143,17 @@ def test_trl_reward_function_by_task_id(base_url: str) -> None:
     assert rewards in ([0.0], [1.0])
 
 
+def _verify_requests(base_url: str) -> float:
+    """How many ``POST /v1/verify`` requests the server has answered."""
+    text = httpx.get(f"{base_url}/metrics").text
+    pattern = r'envserver_http_requests_total\{[^}]*route="/v1/verify"[^}]*\} ([0-9.e+]+)'
+    return sum(float(m) for m in re.findall(pattern, text))
+
+
 def test_verl_compute_score_forms(base_url: str) -> None:
-    one = compute_score("openai/gsm8k", "#### \\boxed{18}", "18", url=base_url)
+    one = compute_score_sync("openai/gsm8k", "#### \\boxed{18}", "18", url=base_url)
     assert one["score"] == 1.0
+    assert asyncio.run(compute_score("openai/gsm8k", "\\boxed{18}", "18", url=base_url)) == one
     # The batch manager passes numpy object arrays.
     scores = compute_score_batch(
         data_sources=np.array(["lighteval/MATH", "lighteval/MATH", "code"], dtype=object),
@@ -151,7 +169,19 @@ def test_verl_compute_score_forms(base_url: str) -> None:
     assert [s["score"] for s in scores] == [1.0, 0.0, 1.0]
     assert scores[2]["passed"] == 1.0
     with pytest.raises(RewardUnavailable, match="error"):
-        compute_score("x", "crash", "x", url=base_url, verifier="test.crash")
+        compute_score_sync("x", "crash", "x", url=base_url, verifier="test.crash")
+    with pytest.raises(RewardUnavailable, match="error"):
+        asyncio.run(compute_score("x", "crash", "x", url=base_url, verifier="test.crash"))
+
+
+def test_verl_first_call_says_which_service_scores(
+    base_url: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    verl_adapter._ANNOUNCED.clear()
+    for _ in range(2):
+        asyncio.run(compute_score("openai/gsm8k", "\\boxed{1}", "1", url=base_url))
+    said = capfd.readouterr().err
+    assert said.count(f"scoring with the service at {base_url}") == 1, said
 
 
 def test_verl_results_carry_the_same_keys(base_url: str) -> None:
@@ -167,32 +197,162 @@ def test_verl_results_carry_the_same_keys(base_url: str) -> None:
     assert [s["score"] for s in scores] == [1.0, 0.0, 0.0, 0.0, 0.0]
     assert [s["bad_reference"] for s in scores] == [0.0, 0.0, 0.0, 1.0, 0.0]
     assert scores[2]["correct"] == 0.0  # filled with the neutral value
-    # The per-sample form (verl's naive manager, the reward loop) gives the same dicts.
+    # The per-sample forms (verl's naive manager, the reward loop) give the same dicts.
     for source, response, truth, batched in zip(sources, responses, truths, scores, strict=True):
-        assert compute_score(source, response, truth, url=base_url) == batched
+        assert compute_score_sync(source, response, truth, url=base_url) == batched
+        assert asyncio.run(compute_score(source, response, truth, url=base_url)) == batched
     # A pinned verifier keeps only its own components.
     pinned = compute_score_batch(
         sources[:4], responses[:4], truths[:4], url=base_url, verifier="math"
     )
     assert all(set(score) == {"score", "bad_reference", "correct"} for score in pinned)
-    chosen = compute_score("math", "\\boxed{4}", "4", url=base_url, components=["correct", "other"])
+    chosen = compute_score_sync(
+        "math", "\\boxed{4}", "4", url=base_url, components=["correct", "other"]
+    )
     assert chosen == {"score": 1.0, "bad_reference": 0.0, "correct": 1.0, "other": 0.0}
+
+
+DOUBLER = "```python\ndef double(x):\n    return 2 * x\n```"
+ADDER = "```python\na, b = map(int, input().split())\nprint(a + b)\n```"
+WRONG_ADDER = "```python\na, b = map(int, input().split())\nprint(a - b)\n```"
+
+
+@pytest.mark.parametrize("source", ["codecontests", "apps", "taco"])
+def test_verl_code_datasets_rows_are_scored(base_url: str, source: str) -> None:
+    # The rows verl's preprocessing writes: a JSON string of inputs and outputs (stdin style)
+    # and, for call-style tasks, fn_name with each expected value wrapped in a list.
+    stdin_truth = json.dumps({"inputs": ["1 2\n", "5 7\n"], "outputs": ["3\n", "12\n"]})
+    call_truth = {"fn_name": "double", "inputs": [[2], [5]], "outputs": [[4], [10]]}
+    # SandboxFusion's own dataset format for stdin tests.
+    fusion_truth = [
+        {"input": {"stdin": "1 2\n"}, "output": {"stdout": "3\n"}},
+        {"input": {"stdin": "2 2\n"}, "output": {"stdout": "4\n"}},
+    ]
+    scores = compute_score_batch(
+        [source] * 5,
+        [ADDER, WRONG_ADDER, DOUBLER, ADDER, DOUBLER],
+        np.array([stdin_truth, stdin_truth, call_truth, fusion_truth, stdin_truth], dtype=object),
+        None,
+        url=base_url,
+    )
+    assert [s["score"] for s in scores] == [1.0, 0.0, 1.0, 1.0, 0.0]
+    assert [s["bad_reference"] for s in scores] == [0.0] * 5
+    assert scores[0]["passed"] == 2.0
+    one = asyncio.run(compute_score(source, ADDER, stdin_truth, url=base_url))
+    assert one == scores[0]
+
+
+def test_verl_numpy_values_lists_and_data_sources(base_url: str) -> None:
+    # A numpy scalar ground truth (verl reads parquet into numpy) and a numpy array of
+    # acceptable answers: the best of them counts.
+    scores = compute_score_batch(
+        ["openai/gsm8k"] * 3,
+        ["\\boxed{18}", "\\boxed{0.5}", "\\boxed{7}"],
+        np.array([np.int64(18), np.array(["1/2", "0.5"]), ["8", "9"]], dtype=object),
+        None,
+        url=base_url,
+    )
+    assert [s["score"] for s in scores] == [1.0, 1.0, 0.0]
+    assert [s["bad_reference"] for s in scores] == [0.0, 0.0, 0.0]
+    assert (
+        asyncio.run(compute_score("aime2025", "\\boxed{18}", np.int64(18), url=base_url))["score"]
+        == 1.0
+    )
+    # A data source no verifier covers: a clear error naming it and the fix, before any request.
+    with pytest.raises(UnknownDataSource, match=r"'my/private_set'.*reward_kwargs\.verifier"):
+        compute_score_sync("my/private_set", "\\boxed{1}", "1", url=base_url)
+    with pytest.raises(UnknownDataSource, match="source_verifiers"):
+        asyncio.run(compute_score("my/private_set", "\\boxed{1}", "1", url=base_url))
+    mapped = compute_score_sync(
+        "my/private_set",
+        "\\boxed{1}",
+        "1",
+        url=base_url,
+        source_verifiers={"my/private_set": "math"},
+    )
+    assert mapped["score"] == 1.0
+
+
+def test_verl_concurrent_calls_share_requests(base_url: str) -> None:
+    truths = [str(n) for n in range(24)]
+
+    async def score_all() -> list[dict[str, float]]:
+        return await asyncio.gather(
+            *(compute_score("openai/gsm8k", f"\\boxed{{{t}}}", t, url=base_url) for t in truths)
+        )
+
+    before = _verify_requests(base_url)
+    scores = asyncio.run(score_all())
+    sent = _verify_requests(base_url) - before
+    assert [s["score"] for s in scores] == [1.0] * len(truths)
+    assert 1 <= sent <= 2, sent  # 24 samples awaited together: one request (two if split)
 
 
 def test_trl_environment_drives_an_episode(base_url: str) -> None:
     make = environment_factory("math", base_url=base_url)
     env = make()
-    # TRL exposes every public method but reset/get_reward as a tool: only ``answer`` here.
+    # TRL exposes every public method but reset/get_reward as a tool: only ``answer`` here,
+    # async so that TRL awaits it on its loop.
     public = {n for n in dir(env) if not n.startswith("_") and callable(getattr(env, n))}
     assert public == {"reset", "answer", "get_reward"}
-    prompt = env.reset(seed=5, options={"max_attempts": 2})
-    assert prompt and env.get_reward() == 0.0
-    feedback = env.answer("\\boxed{nothing}")
-    assert not env.done and feedback  # one attempt left, and the env says so
+    assert inspect.iscoroutinefunction(env.answer)
     task = MathTasks().generate(5, MathTaskOptions())
-    env.answer(MathTasks().expert_response(task))
-    assert env.done and env.get_reward() == 1.0
-    assert env.answer("again") == "The episode has ended."
+
+    async def play() -> tuple[str, float | None, str]:
+        feedback = await env.answer("\\boxed{nothing}")
+        await env.answer(MathTasks().expert_response(task))
+        return feedback, await env.get_reward(), await env.answer("again")
+
+    prompt = env.reset(seed=5, options={"max_attempts": 2})
+    assert prompt
+    feedback, reward, after = asyncio.run(play())
+    assert feedback  # one attempt left, and the env says so
+    assert env.done and reward == 1.0
+    assert after == "The episode has ended."
+
+
+def test_trl_environment_rows_from_a_datasets_dataset(base_url: str) -> None:
+    # Rows that set different options: the datasets library gives every row every key, None
+    # where a row had none, and the service refuses None as a value.
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list(
+        [
+            {"prompt": "p", "seed": 1, "options": {"max_attempts": 2}},
+            {"prompt": "p", "seed": 2, "options": {"difficulty": "easy"}},
+        ]
+    )
+    assert rows[1]["options"] == {"max_attempts": None, "difficulty": "easy"}
+    env = environment_factory("math", base_url=base_url)()
+    for row in rows:
+        assert env.reset(**row)
+
+
+def _math_steps(base_url: str) -> float:
+    """How many steps of math episodes the server has scored."""
+    text = httpx.get(f"{base_url}/metrics").text
+    pattern = r'envserver_items_total\{kind="step",status="\w+",target="math"\} (\S+)'
+    return sum(float(m) for m in re.findall(pattern, text))
+
+
+def test_trl_episode_never_answered_is_scored_by_the_service(base_url: str) -> None:
+    # A rollout in which the model never calls the tool: the environment's own rule for a
+    # missing answer decides, from the service (math: an empty answer is invalid, a real 0).
+    env = environment_factory("math", base_url=base_url)()
+    env.reset(seed=4, options={"max_attempts": 1})
+    before = _math_steps(base_url)
+    assert asyncio.run(env.get_reward()) == 0.0
+    assert env.done
+    assert _math_steps(base_url) == before + 1  # the service judged it
+    # Concurrent rollouts share one client.
+    envs = [environment_factory("math", base_url=base_url)() for _ in range(4)]
+    for index, one in enumerate(envs):
+        one.reset(seed=10 + index)
+
+    async def rewards() -> tuple[list[float | None], int]:
+        scored = await asyncio.gather(*(one.get_reward() for one in envs))
+        return list(scored), len(trl_adapter._ASYNC_CLIENTS[asyncio.get_running_loop()])
+
+    assert asyncio.run(rewards()) == ([0.0] * 4, 1)
 
 
 def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,7 +383,7 @@ def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.Monk
     wrong, right = asyncio.run(play())
     assert not wrong["done"] and wrong["environment_feedback"]
     # Every step logs the same keys, so OpenRLHF can merge the samples' logs.
-    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "correct"}  # type: ignore[arg-type]
+    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "bad_label", "correct"}  # type: ignore[arg-type]
     assert float(wrong["rewards"]) == 0.0  # type: ignore[arg-type]
     assert right["done"] and torch.equal(right["rewards"], torch.tensor(1.0))
     # A JSON label names the episode by seed and options instead.

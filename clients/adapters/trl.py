@@ -14,6 +14,8 @@ never leaves the server. A completion the service could not score (``timeout``/`
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -86,14 +88,44 @@ class RemoteReward:
         items = self._items(completions, columns)
         if not items:
             return []
-        async with AsyncEnvServerClient(self.base_url, api_key=self.api_key) as client:
-            scored = await client.verify(
-                items,
-                verifier=None if "task_id" in columns else self.verifier,
-                options=self.options or None,
-                timeout_s=self.timeout_s,
-            )
+        scored = await _async_client(self.base_url, self.api_key).verify(
+            items,
+            verifier=None if "task_id" in columns else self.verifier,
+            options=self.options or None,
+            timeout_s=self.timeout_s,
+        )
         return [r.reward if r.status in ("ok", "invalid") else None for r in scored.results]
+
+
+def present_options(options: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A row's ``options`` without the keys the datasets library filled with ``None`` (it gives
+    every row every key any row has, so a row that set fewer options carries ``None`` for the
+    rest, which the service would refuse as an invalid value)."""
+    if options is None:
+        return None
+    return {k: v for k, v in options.items() if v is not None}
+
+
+# One client per process for resets (TRL calls ``reset`` synchronously) and one per event loop
+# for tools and rewards (TRL awaits async tools on its own loop): concurrent rollouts share
+# their connections.
+_SYNC_CLIENTS: dict[tuple[str | None, str | None], EnvServerClient] = {}
+_ASYNC_CLIENTS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str | None, str | None], AsyncEnvServerClient]
+] = weakref.WeakKeyDictionary()
+
+
+def _sync_client(base_url: str | None, api_key: str | None) -> EnvServerClient:
+    if (base_url, api_key) not in _SYNC_CLIENTS:
+        _SYNC_CLIENTS[base_url, api_key] = EnvServerClient(base_url, api_key=api_key)
+    return _SYNC_CLIENTS[base_url, api_key]
+
+
+def _async_client(base_url: str | None, api_key: str | None) -> AsyncEnvServerClient:
+    clients = _ASYNC_CLIENTS.setdefault(asyncio.get_running_loop(), {})
+    if (base_url, api_key) not in clients:
+        clients[base_url, api_key] = AsyncEnvServerClient(base_url, api_key=api_key)
+    return clients[base_url, api_key]
 
 
 class RemoteEnvironment:
@@ -102,34 +134,51 @@ class RemoteEnvironment:
         trainer = GRPOTrainer(..., environment_factory=environment_factory("math"))
 
     TRL calls ``reset(**row)`` with the dataset row (``seed``/``options`` or ``task_id``
-    columns name the task) and appends the returned text to the prompt; ``answer`` is the tool
-    the model calls to act; ``get_reward`` is summed into the reward. An unscored step leaves
-    the reward ``None``, never 0. Synchronous on purpose: TRL calls tool methods directly.
+    columns name the task; options the datasets library filled with ``None`` are dropped) and
+    appends the returned text to the prompt; ``answer`` is the (async) tool the model calls to
+    act; ``get_reward`` is summed into the reward. An episode the model ended without ever
+    answering is scored by the service as an empty answer, so the environment's own rule for
+    a missing answer decides its reward. An unscored step leaves the reward ``None``, never 0.
     """
 
     def __init__(
         self, env_id: str, *, base_url: str | None = None, api_key: str | None = None
     ) -> None:
         self.env_id = env_id
-        self._client = EnvServerClient(base_url, api_key=api_key)
+        self.base_url, self.api_key = base_url, api_key
         self._state: str | None = None
         self._reward: float | None = 0.0
+        self._answered = False
         self.done = False
 
     def reset(self, **row: Any) -> str:
         """Start the episode the row names; the task text for the prompt."""
-        episode = self._client.reset(
+        episode = _sync_client(self.base_url, self.api_key).reset(
             self.env_id,
             seed=row.get("seed"),
-            options=row.get("options"),
+            options=present_options(row.get("options")),
             task_id=row.get("task_id"),
         )
         if episode.status != "ok" or episode.state is None:
             raise RuntimeError(f"{self.env_id} reset failed: {episode.status}: {episode.detail}")
-        self._state, self._reward, self.done = episode.state, 0.0, False
+        self._state, self._reward, self.done, self._answered = episode.state, 0.0, False, False
         return observation_text(episode.observation)
 
-    def answer(self, text: str) -> str:
+    async def _step(self, text: str) -> str:
+        assert self._state is not None
+        client = _async_client(self.base_url, self.api_key)
+        step = await client.step(self.env_id, self._state, text)
+        self._answered = True
+        if step.reward is None:
+            self._reward = None  # unscored: masked, not 0
+        elif self._reward is not None:
+            self._reward += step.reward
+        self._state = step.state or self._state
+        self.done = step.terminated or step.truncated
+        feedback = observation_text(step.observation)
+        return feedback or ("The episode has ended." if self.done else "")
+
+    async def answer(self, text: str) -> str:
         """Submit an answer or action to the environment.
 
         Args:
@@ -140,23 +189,14 @@ class RemoteEnvironment:
         """
         if self._state is None or self.done:
             return "The episode has ended."
-        step = self._client.step(self.env_id, self._state, text)
-        if step.reward is None:
-            self._reward = None  # unscored: masked, not 0
-        elif self._reward is not None:
-            self._reward += step.reward
-        self._state = step.state or self._state
-        self.done = step.terminated or step.truncated
-        feedback = observation_text(step.observation)
-        return feedback or ("The episode has ended." if self.done else "")
+        return await self._step(text)
 
-    def get_reward(self) -> float | None:
-        """The episode's summed reward so far (None if a step could not be scored)."""
+    async def get_reward(self) -> float | None:
+        """The episode's summed reward (None if a step could not be scored); an episode never
+        answered is first scored as an empty answer by the service."""
+        if self._state is not None and not self._answered and not self.done:
+            await self._step("")
         return self._reward
-
-    def __del__(self) -> None:
-        # No public close(): TRL turns every public method into a tool the model may call.
-        self._client.close()
 
 
 def environment_factory(env_id: str, **kwargs: Any) -> Callable[[], RemoteEnvironment]:

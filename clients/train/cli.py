@@ -1,6 +1,7 @@
 """envserver-train: GRPO on a service environment from the command line.
 
 envserver-train --env math --model PATH [--device cuda] [--steps 200] [--url URL]
+envserver-train --env math --model tiny --steps 20   # CPU smoke run, nothing downloaded
 
 Exit codes: 0 done; 1 the service refused or failed (its problem's detail is the ``error:``
 line), or could not be reached; 2 bad usage (an option, a model or dataset that cannot be read).
@@ -22,6 +23,8 @@ EXIT_SERVER = 1
 EXIT_USAGE = 2
 # Options spelled differently from their config field.
 FLAGS = {"base_url": "--url"}
+TINY = "tiny"
+"""The ``--model`` that builds a small random model here (``clients.train.tiny``)."""
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -90,6 +93,12 @@ def main(argv: list[str] | None = None) -> None:
     # Stated as an absolute path: a relative one depends on where the command was started.
     config.output_dir = str(Path(config.output_dir).resolve())
     print(f"writing metrics, checkpoints and curves to {config.output_dir}", file=sys.stderr)
+    if config.model == TINY:
+        from clients.train.tiny import tiny_model  # noqa: PLC0415 - only this mode needs it
+
+        config.model = str(Path(config.output_dir) / "tiny-model")
+        tiny_model(Path(config.model))
+        print(f"built a tiny random model in {config.model}", file=sys.stderr)
     try:
         trainer = GRPOTrainer(config)
     except EnvServerError as exc:

@@ -43,7 +43,12 @@ class TrainConfig:
     """Everything a run needs; saved next to its checkpoints. Each field is an option of
     ``envserver-train`` (``--max-new-tokens`` for ``max_new_tokens``), with this help."""
 
-    model: str = field(metadata=_help("a local model directory (or a hub id)"))
+    model: str = field(
+        metadata=_help(
+            "a local model directory, a hub id, or 'tiny' (a 2-layer GPT-2 with random weights "
+            "built from a config, nothing downloaded: a CPU smoke run)"
+        )
+    )
     env: str = field(
         default="math",
         metadata=_help("the environment whose episodes give the prompts and rewards"),
