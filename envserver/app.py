@@ -31,6 +31,7 @@ from envserver.routes import router
 from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
+from envserver.stream import router as stream_router
 from envserver.tokens import StateTokens
 from sandbox import SOCKET_ENV
 
@@ -111,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates = page_templates(registry)
     install_problem_handlers(app)
     app.include_router(router)
+    app.include_router(stream_router)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
     app.include_router(playground_router)
@@ -147,6 +149,9 @@ def run(settings: Settings | None = None) -> None:
         # be the client (clients.http expires its own after 4 s), or a request sent just as the
         # server closes is reset.
         "timeout_keep_alive": settings.keep_alive_s,
+        # /v1/stream answers a frame over max_body_bytes with 413 (the socket stays up); one
+        # far larger is refused by the WebSocket layer, which closes the socket (1009).
+        "ws_max_size": 2 * settings.max_body_bytes,
     }
     if settings.server_processes == 1:
         uvicorn.run(create_app(settings), **options)
