@@ -142,7 +142,7 @@ class StreamTransport(httpx.BaseTransport):
                 open_timeout=OPEN_TIMEOUT_S,
                 max_size=MAX_FRAME_BYTES,
                 compression=None,
-            )
+            ).__enter__()  # the link, not a with block, owns the socket: close() closes it
         except InvalidHandshake as exc:
             _refused(url, exc)
             self._refused = True

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -129,36 +128,34 @@ def test_backpressure_answers_429_with_retry_after(restricted_server: LiveServer
 def test_a_client_that_never_reads_is_bounded_and_others_are_served(
     tmp_path: Path,
 ) -> None:
-    with make_server(tmp_path) as server:
-        raw = socket.create_connection(("127.0.0.1", server.port))
-        raw.settimeout(5)
-        ws = connect(socket_url(server.base_url), sock=raw)
-        # Big answers that nobody reads: the server stops reading this socket once its
-        # answers fill the pipes, so the sends here block rather than queue without end.
-        body = {"items": [{"response": "y" * 100, "reference": 1}] * 400, "verifier": "math"}
+    frames = 20_000
+    # A queue that never answers 429, so the server has no quick answer to give: every call
+    # it reads waits for the pool (two workers, 0.9 s an item).
+    with make_server(tmp_path, ENVSERVER_MAX_QUEUE_ITEMS="100000") as server:
+        # 10 kB frames, uncompressed (float() reads the padded seconds): if the server read past its
+        # open-call bound, 20,000 of them (200 MB) would be taken in well under 15 s.
+        item = {"response": "sleep:0.9" + " " * 10_000, "reference": 1}
+        body = {"verifier": "test.sleep", "items": [item]}
         frame = json.dumps({"id": 0, "path": "/v1/verify", "body": body})
         sent = 0
-        blocked = threading.Event()
+        with connect(socket_url(server.base_url), max_queue=1, compression=None) as ws:
 
-        def flood() -> None:
-            nonlocal sent
-            try:
-                for _ in range(5000):
-                    ws.send(frame)
-                    sent += 1
-            except Exception:
-                pass
-            blocked.set()
+            def flood() -> None:
+                nonlocal sent
+                try:
+                    for _ in range(frames):
+                        ws.send(frame)
+                        sent += 1
+                except Exception:  # the socket closed under it: the test is over
+                    return
 
-        thread = threading.Thread(target=flood, daemon=True)
-        thread.start()
-        time.sleep(15)
-        assert sent < 5000, "the server kept reading a socket whose answers nobody reads"
-        with EnvServerClient(server.base_url, transport="stream") as other:
-            assert other.reset("math", seed=3).state
-            assert other.health().status == "ok"
-        raw.close()
-        blocked.wait(30)
+            threading.Thread(target=flood, daemon=True).start()
+            time.sleep(15)
+            assert sent < frames, "the server kept reading a socket nobody reads answers from"
+            with EnvServerClient(server.base_url, transport="stream") as other:
+                assert other.reset("math", seed=3).state
+                assert other.ready().status == "ok"
+            ws.socket.close()
         assert httpx.get(f"{server.base_url}/healthz", timeout=30).status_code == 200
 
 
@@ -166,11 +163,11 @@ def test_a_socket_dropped_with_calls_in_flight_leaves_the_server_healthy(
     base_url: str,
 ) -> None:
     slow = {"verifier": "test.sleep", "items": [{"response": "sleep:0.5", "reference": 1}]}
-    ws = connect(socket_url(base_url))
-    reset = call(ws, "r", "/v1/envs/math/reset", {"seed": 8})
-    for request_id in range(4):
-        ws.send(json.dumps({"id": request_id, "path": "/v1/verify", "body": slow}))
-    ws.socket.close()  # dropped, no close handshake
+    with connect(socket_url(base_url)) as ws:
+        reset = call(ws, "r", "/v1/envs/math/reset", {"seed": 8})
+        for request_id in range(4):
+            ws.send(json.dumps({"id": request_id, "path": "/v1/verify", "body": slow}))
+        ws.socket.close()  # dropped, no close handshake
     with EnvServerClient(base_url, transport="stream") as client:
         # The token the client held before the drop still steps its episode.
         step = client.step("math", reset["body"]["state"], "\\boxed{0}")
