@@ -21,6 +21,7 @@ from envserver.config import Settings
 from envserver.executor import Call, Executor
 from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
+from envserver.mcp_server import mount_mcp
 from envserver.metrics import Metrics, MetricsMiddleware
 from envserver.openrlhf import router as openrlhf_router
 from envserver.playground import page_templates, short_links
@@ -87,7 +88,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics.registry.register(sandbox)
         watchdog = asyncio.create_task(executor.watch(), name="pool-watchdog")
         try:
-            yield
+            async with mcp_sessions.run():
+                yield
         finally:
             watchdog.cancel()
             metrics.registry.unregister(sandbox)
@@ -113,6 +115,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_problem_handlers(app)
     app.include_router(router)
     app.include_router(stream_router)
+    mcp_sessions = mount_mcp(app)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
     app.include_router(playground_router)
