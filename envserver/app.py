@@ -23,6 +23,7 @@ from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
 from envserver.mcp_server import mount_mcp
 from envserver.metrics import Metrics, MetricsMiddleware
+from envserver.openenv import router as openenv_router
 from envserver.openrlhf import router as openrlhf_router
 from envserver.playground import page_templates, short_links
 from envserver.playground import router as playground_router
@@ -116,6 +117,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(router)
     app.include_router(stream_router)
     mcp_sessions = mount_mcp(app)
+    app.include_router(openenv_router)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
     app.include_router(playground_router)
