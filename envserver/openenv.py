@@ -175,6 +175,14 @@ async def schema(env_id: str, request: Request) -> dict[str, Any]:
     }
 
 
+class _Refused(Exception):
+    """A message refused before it reaches the service, with OpenEnv's error code."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def _error(message: str, code: str) -> dict[str, Any]:
     return {"type": "error", "data": {"message": message, "code": code}}
 
@@ -191,43 +199,52 @@ class _Session:
 
     async def answer(self, frame: str) -> dict[str, Any] | None:
         """The answer to one message; None for ``close``."""
-        if len(frame) > self.service.settings.max_body_bytes:
-            limit = self.service.settings.max_body_bytes
-            return _error(f"message exceeds {limit} bytes", "TOO_LARGE")
         try:
-            message = parse_body(frame.encode())
-        except (ValueError, Problem) as exc:
-            return _error(f"Invalid JSON: {exc}", "INVALID_JSON")
-        kind = message.get("type") if isinstance(message, dict) else None
-        data = message.get("data", {}) if isinstance(message, dict) else {}
-        try:
-            if kind == "reset":
-                reply = await _reset(self.service, self.env_id, data)
-                self.token, self.steps = reply["metadata"]["state_token"], 0
-                self.episode_id = reply["metadata"]["episode_id"]
-            elif kind == "step":
-                action = OpenEnvAction.model_validate(data)
-                action.state_token = action.state_token or self.token
-                action.metadata.setdefault("episode_id", self.episode_id)
-                reply = await _step(self.service, self.env_id, action)
-                self.token = reply["metadata"]["state_token"] or self.token
-                self.steps += 1
-            elif kind == "state":
+            kind, data = self._message(frame)
+            if kind == "close":
+                return None
+            if kind == "state":
                 state = {
                     "episode_id": self.episode_id,
                     "step_count": self.steps,
                     "state_token": self.token,
                 }
                 return {"type": "state", "data": state}
-            elif kind == "close":
-                return None
-            else:
-                return _error(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
+            return {"type": "observation", "data": await self._episode(kind, data)}
+        except _Refused as refused:
+            return _error(str(refused), refused.code)
         except ValidationError as exc:
             return _error(f"Invalid message: {exc}", "VALIDATION_ERROR")
         except Problem as problem:
             return _error(problem.detail, "EXECUTION_ERROR")
-        return {"type": "observation", "data": reply}
+
+    def _message(self, frame: str) -> tuple[str, dict[str, Any]]:
+        if len(frame) > self.service.settings.max_body_bytes:
+            limit = self.service.settings.max_body_bytes
+            raise _Refused(f"message exceeds {limit} bytes", "TOO_LARGE")
+        try:
+            message = parse_body(frame.encode())
+        except (ValueError, Problem) as exc:
+            raise _Refused(f"Invalid JSON: {exc}", "INVALID_JSON") from None
+        kind = message.get("type") if isinstance(message, dict) else None
+        data = message.get("data", {}) if isinstance(message, dict) else {}
+        if kind not in ("reset", "step", "state", "close") or not isinstance(data, dict):
+            raise _Refused(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
+        return kind, data
+
+    async def _episode(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
+        if kind == "reset":
+            reply = await _reset(self.service, self.env_id, data)
+            self.token, self.steps = reply["metadata"]["state_token"], 0
+            self.episode_id = reply["metadata"]["episode_id"]
+            return reply
+        action = OpenEnvAction.model_validate(data)
+        action.state_token = action.state_token or self.token
+        action.metadata.setdefault("episode_id", self.episode_id)
+        reply = await _step(self.service, self.env_id, action)
+        self.token = reply["metadata"]["state_token"] or self.token
+        self.steps += 1
+        return reply
 
 
 @router.websocket(PREFIX + "/ws")
