@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from starlette.status import WS_1008_POLICY_VIOLATION
 from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket
+from starlette.websockets import WebSocket, WebSocketClose
 
 from envserver.keys import ApiKey, match_api_key
 from envserver.problems import problem_response
@@ -50,7 +51,7 @@ class ApiKeyMiddleware:
                 # A WebSocket handshake refused with the same problem document over HTTP.
                 await WebSocket(scope, receive, send).send_denial_response(response)
             else:
-                await send({"type": "websocket.close", "code": 1008, "reason": detail})
+                await WebSocketClose(WS_1008_POLICY_VIOLATION, detail)(scope, receive, send)
             return
         scope.setdefault("state", {})["api_key"] = key.name
         await self.app(scope, receive, send)

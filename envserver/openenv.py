@@ -176,15 +176,15 @@ async def schema(env_id: str, request: Request) -> dict[str, Any]:
 
 
 class _Refused(Exception):
-    """A message refused before it reaches the service, with OpenEnv's error code."""
+    """A message refused before it reaches the service, with the kind of error OpenEnv names."""
 
-    def __init__(self, message: str, code: str) -> None:
+    def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.kind = kind
 
 
-def _error(message: str, code: str) -> dict[str, Any]:
-    return {"type": "error", "data": {"message": message, "code": code}}
+def _error(message: str, kind: str) -> dict[str, Any]:
+    return {"type": "error", "data": {"message": message, "code": kind}}
 
 
 @dataclass
@@ -212,7 +212,7 @@ class _Session:
                 return {"type": "state", "data": state}
             return {"type": "observation", "data": await self._episode(kind, data)}
         except _Refused as refused:
-            return _error(str(refused), refused.code)
+            return _error(str(refused), refused.kind)
         except ValidationError as exc:
             return _error(f"Invalid message: {exc}", "VALIDATION_ERROR")
         except Problem as problem:

@@ -2,7 +2,7 @@
 
 A text (or binary) frame is one call, the POST it stands for::
 
-    {"id": 7, "path": "/v1/envs/math/step", "body": {"state": "...", "action": "..."}}
+    {"id": 7, "path": "/v1/envs/<env id>/step", "body": {"state": "...", "action": "..."}}
 
 and its answer is the status and body the same POST gets over HTTP (problem documents
 included), with the headers that matter to a client (``retry-after``) when it has them::
