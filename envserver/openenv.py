@@ -122,11 +122,16 @@ def _service(request: Request | WebSocket) -> Service:
 async def reset(env_id: str, request: Request) -> dict[str, Any]:
     """OpenEnv's reset: the first observation, the state token in its metadata."""
     body = await request.body()
-    data = parse_body(body) if body else {}
+    try:
+        data = parse_body(body) if body else {}
+    except ValueError:
+        raise Problem(400, "the request body is not valid JSON", kind="malformed-json") from None
     try:
         return await _reset(_service(request), env_id, data)
     except ValidationError as exc:
-        raise Problem(422, f"{exc.errors()[0]['msg']}", kind="validation-error") from None
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        raise Problem(422, f"{where}: {first['msg']}", kind="validation-error") from None
 
 
 @router.post(PREFIX + "/step")
