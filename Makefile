@@ -73,6 +73,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.reward_metrics
 	$(BIN)/python -m benchmarks.opt_reset
 	$(BIN)/python -m benchmarks.recovery
+	$(BIN)/python -m benchmarks.stream_cpu
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

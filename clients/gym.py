@@ -12,28 +12,22 @@ environment sends with every step. Set it to an earlier token to branch (tree se
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import gymnasium as gym
-import httpx
 
-from clients.http import DEFAULT_TIMEOUT, EnvServerClient
-from clients.retry import RetryPolicy
-from clients.spaces import UnicodeText
+from clients.remote import Remote, RemoteArgs
 from clients.transitions import (
-    DEFAULT_MAX_OBSERVATION_CHARS,
     draw_seed,
     ensure_ok,
     observation_text,
     reset_info,
     reward_of,
-    served_spec,
     step_info,
 )
 from clients.vector import EnvServerVectorEnv
-from envserver.wire import MAX_ACTION_CHARS, ResetResponse
+from envserver.wire import ResetResponse
 
 __all__ = ["GYM_IDS", "REMOTE_ID", "EnvServerEnv", "EnvServerVectorEnv", "GymId", "register"]
 
@@ -45,8 +39,9 @@ class EnvServerEnv(gym.Env[str, str]):
     options (e.g. ``{"difficulty": "easy", "max_attempts": 2}``); ``reset(options=...)``
     overrides them per episode, and ``reset(options={"task_id": ...})`` replays one task. Pass
     ``client`` to share one connection pool among many environments; otherwise the environment
-    opens its own (from ``base_url``/``api_key``/``timeout``/``retry``) and closes it on
-    ``close()``.
+    opens its own (from ``base_url``/``api_key``/``timeout``/``retry``/``transport``: ``"stream"``
+    sends the calls over one WebSocket) and closes it on ``close()``.
+    ``max_observation_chars`` and ``max_action_chars`` bound the spaces.
 
     Observations and actions are strings (``UnicodeText`` spaces); chat observations are their
     JSON list, with the messages also in ``info["messages"]``. ``step`` raises
@@ -62,28 +57,14 @@ class EnvServerEnv(gym.Env[str, str]):
     # Gymnasium reads it from the class; the base annotates it as an instance attribute.
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012
 
-    def __init__(
-        self,
-        env_id: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        client: EnvServerClient | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
-        max_action_chars: int = MAX_ACTION_CHARS,
-    ) -> None:
+    def __init__(self, env_id: str, **remote: Unpack[RemoteArgs]) -> None:
         self.env_id = env_id
-        self.options = dict(options or {})
-        self._owns_client = client is None
-        self.client = client or EnvServerClient(
-            base_url, api_key=api_key, timeout=timeout, retry=retry
-        )
-        self.env_info = served_spec(self.client, env_id, close_on_error=self._owns_client)
-        self.observation_space = UnicodeText(max_observation_chars)
-        self.action_space = UnicodeText(max_action_chars)
+        self.remote = Remote.open(env_id, remote)
+        self.client = self.remote.client
+        self.options = self.remote.options
+        self.env_info = self.remote.env_info
+        self.observation_space = self.remote.observation_space
+        self.action_space = self.remote.action_space
         self.task_id: str | None = None
         self._state_token: str | None = None
         self._finished = False
@@ -148,8 +129,7 @@ class EnvServerEnv(gym.Env[str, str]):
 
     def close(self) -> None:
         """Close the connection pool if this environment opened it."""
-        if self._owns_client:
-            self.client.close()
+        self.remote.close()
         super().close()
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Literal, Self, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -42,6 +42,7 @@ from clients.retry import (
     retry_after_s,
     worth_retrying,
 )
+from clients.stream import AsyncStreamTransport, StreamTransport
 from envserver.wire import (
     BatchResetRequest,
     BatchResetResponse,
@@ -264,6 +265,27 @@ def _transport_failed(call: _Call[Any], attempts: int, exc: httpx.TransportError
     return EnvServerError(detail, attempts=attempts)
 
 
+Transport = Literal["http", "stream"]
+"""How calls travel: ``http`` (a request each) or ``stream`` (the episode and verify calls as
+frames of one WebSocket, ``clients.stream``; HTTP where a proxy refuses WebSockets)."""
+
+
+def _sync_transport(
+    transport: httpx.BaseTransport | Transport, limits: httpx.Limits
+) -> httpx.BaseTransport | None:
+    if transport == "stream":
+        return StreamTransport(httpx.HTTPTransport(limits=limits))
+    return None if transport == "http" else transport
+
+
+def _async_transport(
+    transport: httpx.AsyncBaseTransport | Transport, limits: httpx.Limits
+) -> httpx.AsyncBaseTransport | None:
+    if transport == "stream":
+        return AsyncStreamTransport(httpx.AsyncHTTPTransport(limits=limits))
+    return None if transport == "http" else transport
+
+
 def _headers(api_key: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
     headers = {
         "Accept": "application/json, application/problem+json",
@@ -284,7 +306,8 @@ class EnvServerClient:
     ``base_url`` defaults to ``ENVSERVER_URL`` (else ``http://127.0.0.1:8000``) and ``api_key``
     to ``ENVSERVER_API_KEY`` (pass ``""`` to send none). ``timeout`` is seconds or an
     ``httpx.Timeout``; ``limits`` bounds the connection pool; ``retry`` says how often and how
-    patiently 429/503/connection failures are retried. Use it as a context manager, or call
+    patiently 429/503/connection failures are retried; ``transport`` is ``"http"``, ``"stream"``
+    (``Transport``) or an ``httpx`` transport of your own. Use it as a context manager, or call
     ``close()``.
 
     Every method raises ``ClientError`` (4xx: the request is wrong), ``ServerError`` (5xx),
@@ -303,7 +326,7 @@ class EnvServerClient:
         limits: httpx.Limits = DEFAULT_LIMITS,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
-        transport: httpx.BaseTransport | None = None,
+        transport: httpx.BaseTransport | Transport = "http",
     ) -> None:
         self.base_url = (base_url or default_url()).rstrip("/")
         self.retry = retry or RetryPolicy()
@@ -312,7 +335,7 @@ class EnvServerClient:
             headers=_headers(api_key if api_key is not None else default_api_key(), headers),
             timeout=timeout,
             limits=limits,
-            transport=transport,
+            transport=_sync_transport(transport, limits),
         )
 
     def __enter__(self) -> Self:
@@ -431,7 +454,7 @@ class AsyncEnvServerClient:
         limits: httpx.Limits = DEFAULT_LIMITS,
         retry: RetryPolicy | None = None,
         headers: Mapping[str, str] | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: httpx.AsyncBaseTransport | Transport = "http",
     ) -> None:
         self.base_url = (base_url or default_url()).rstrip("/")
         self.retry = retry or RetryPolicy()
@@ -440,7 +463,7 @@ class AsyncEnvServerClient:
             headers=_headers(api_key if api_key is not None else default_api_key(), headers),
             timeout=timeout,
             limits=limits,
-            transport=transport,
+            transport=_async_transport(transport, limits),
         )
 
     async def __aenter__(self) -> Self:

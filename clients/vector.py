@@ -9,34 +9,28 @@ costs one round trip. The request runs on a background thread between ``step_asy
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import gymnasium as gym
-import httpx
 import numpy as np
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from clients.http import DEFAULT_TIMEOUT, EnvServerClient
-from clients.retry import RetryPolicy
-from clients.spaces import UnicodeText
+from clients.remote import Remote, RemoteArgs
 from clients.transitions import (
-    DEFAULT_MAX_OBSERVATION_CHARS,
     draw_seed,
     ensure_ok,
     observation_text,
     reset_info,
     reward_of,
-    served_spec,
     step_info,
 )
 from envserver.wire import (
-    MAX_ACTION_CHARS,
     BatchResetResponse,
     BatchStepResponse,
     ResetRequest,
@@ -83,30 +77,21 @@ class EnvServerVectorEnv(VectorEnv[Observations, Sequence[str], np.ndarray]):
         num_envs: int,
         env_id: str,
         *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        client: EnvServerClient | None = None,
-        timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
-        retry: RetryPolicy | None = None,
-        max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
-        max_action_chars: int = MAX_ACTION_CHARS,
         max_episode_steps: int | None = None,
+        **remote: Unpack[RemoteArgs],
     ) -> None:
         if num_envs < 1:
             raise ValueError("num_envs must be at least 1")
         self.num_envs = num_envs
         self.env_id = env_id
-        self.options = dict(options or {})
+        self.remote = Remote.open(env_id, remote)
+        self.client = self.remote.client
+        self.options = self.remote.options
         self._episode_options = self.options
         self.max_episode_steps = max_episode_steps
-        self._owns_client = client is None
-        self.client = client or EnvServerClient(
-            base_url, api_key=api_key, timeout=timeout, retry=retry
-        )
-        self.env_info = served_spec(self.client, env_id, close_on_error=self._owns_client)
-        self.single_observation_space = UnicodeText(max_observation_chars)
-        self.single_action_space = UnicodeText(max_action_chars)
+        self.env_info = self.remote.env_info
+        self.single_observation_space = self.remote.observation_space
+        self.single_action_space = self.remote.action_space
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
         self._tokens: list[str | None] = [None] * num_envs
@@ -304,5 +289,4 @@ class EnvServerVectorEnv(VectorEnv[Observations, Sequence[str], np.ndarray]):
         """Wait for a pending call, stop the threads, close the pool if this env opened it."""
         self._threads.shutdown(wait=True)
         self._pending = None
-        if self._owns_client:
-            self.client.close()
+        self.remote.close()

@@ -21,7 +21,9 @@ from envserver.config import Settings
 from envserver.executor import Call, Executor
 from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
+from envserver.mcp_server import mount_mcp
 from envserver.metrics import Metrics, MetricsMiddleware
+from envserver.openenv import router as openenv_router
 from envserver.openrlhf import router as openrlhf_router
 from envserver.playground import page_templates, short_links
 from envserver.playground import router as playground_router
@@ -31,6 +33,7 @@ from envserver.routes import router
 from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
+from envserver.stream import router as stream_router
 from envserver.tokens import StateTokens
 from sandbox import SOCKET_ENV
 
@@ -86,7 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics.registry.register(sandbox)
         watchdog = asyncio.create_task(executor.watch(), name="pool-watchdog")
         try:
-            yield
+            async with mcp_sessions.run():
+                yield
         finally:
             watchdog.cancel()
             metrics.registry.unregister(sandbox)
@@ -111,6 +115,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.templates = page_templates(registry)
     install_problem_handlers(app)
     app.include_router(router)
+    app.include_router(stream_router)
+    mcp_sessions = mount_mcp(app)
+    app.include_router(openenv_router)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
     app.include_router(playground_router)
@@ -147,6 +154,9 @@ def run(settings: Settings | None = None) -> None:
         # be the client (clients.http expires its own after 4 s), or a request sent just as the
         # server closes is reset.
         "timeout_keep_alive": settings.keep_alive_s,
+        # /v1/stream answers a frame over max_body_bytes with 413 (the socket stays up); one
+        # far larger is refused by the WebSocket layer, which closes the socket (1009).
+        "ws_max_size": 2 * settings.max_body_bytes,
     }
     if settings.server_processes == 1:
         uvicorn.run(create_app(settings), **options)

@@ -1,14 +1,18 @@
-"""Optional bearer API keys, checked before the body is read."""
+"""Optional bearer API keys, checked before the body is read (or a WebSocket is accepted)."""
 
 from __future__ import annotations
 
+from starlette.status import WS_1008_POLICY_VIOLATION
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketClose
 
 from envserver.keys import ApiKey, match_api_key
 from envserver.problems import problem_response
 
 # Liveness and readiness stay open so orchestrators can probe without a key.
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+DENIAL = "websocket.http.response"
+"""The ASGI extension that lets a WebSocket handshake be answered with an HTTP response."""
 
 
 class ApiKeyMiddleware:
@@ -23,7 +27,11 @@ class ApiKeyMiddleware:
         self.open_paths = OPEN_PATHS if protect_metrics else OPEN_PATHS | {"/metrics"}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not self.keys or scope["path"] in self.open_paths:
+        if (
+            scope["type"] not in ("http", "websocket")
+            or not self.keys
+            or scope["path"] in self.open_paths
+        ):
             await self.app(scope, receive, send)
             return
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
@@ -37,7 +45,13 @@ class ApiKeyMiddleware:
                 kind="unauthorized",
                 headers={"WWW-Authenticate": 'Bearer realm="envserver"'},
             )
-            await response(scope, receive, send)
+            if scope["type"] == "http":
+                await response(scope, receive, send)
+            elif DENIAL in scope.get("extensions", {}):
+                # A WebSocket handshake refused with the same problem document over HTTP.
+                await WebSocket(scope, receive, send).send_denial_response(response)
+            else:
+                await WebSocketClose(WS_1008_POLICY_VIOLATION, detail)(scope, receive, send)
             return
         scope.setdefault("state", {})["api_key"] = key.name
         await self.app(scope, receive, send)

@@ -119,6 +119,26 @@ def _loads(body: bytes) -> Any:
         return json.loads(body, parse_constant=_non_finite, parse_float=_finite_float)
 
 
+def parse_body(body: bytes) -> Any:
+    """A request body's JSON, refused (422) when it nests deeper than ``MAX_JSON_DEPTH`` or
+    holds a non-finite number; ``ValueError`` when it is not JSON."""
+    try:
+        value = _loads(body)
+    except RecursionError:
+        value = None
+        depth = MAX_JSON_DEPTH + 1
+    else:
+        depth = nesting_depth(value, MAX_JSON_DEPTH)
+    if depth > MAX_JSON_DEPTH:
+        raise Problem(
+            422,
+            f"the request body nests lists and objects deeper than {MAX_JSON_DEPTH} "
+            "levels, the limit for every request",
+            kind="too-deep",
+        )
+    return value
+
+
 class LimitedRequest(Request):
     """A request whose JSON body may nest at most ``MAX_JSON_DEPTH`` levels.
 
@@ -128,22 +148,7 @@ class LimitedRequest(Request):
 
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            body = await self.body()
-            try:
-                value = _loads(body)
-            except RecursionError:
-                value = None
-                depth = MAX_JSON_DEPTH + 1
-            else:
-                depth = nesting_depth(value, MAX_JSON_DEPTH)
-            if depth > MAX_JSON_DEPTH:
-                raise Problem(
-                    422,
-                    f"the request body nests lists and objects deeper than {MAX_JSON_DEPTH} "
-                    "levels, the limit for every request",
-                    kind="too-deep",
-                )
-            self._json = value
+            self._json = parse_body(await self.body())
         return self._json
 
 

@@ -161,6 +161,19 @@ def problem_response(
     extra: dict[str, Any] | None = None,
 ) -> JSONResponse:
     """The problem document for ``status`` with a stable ``type`` URI per kind of error."""
+    return JSONResponse(
+        problem_body(status, detail, kind=kind, extra=extra),
+        status_code=status,
+        headers=headers,
+        media_type=PROBLEM_MEDIA_TYPE,
+    )
+
+
+def problem_body(
+    status: int, detail: str, *, kind: str | None = None, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The JSON of a problem document (what ``problem_response`` sends, and what a message on
+    a WebSocket carries)."""
     kind = kind or HTTPStatus(status).phrase.lower().replace(" ", "-")
     body = {
         "type": PROBLEM_BASE + kind,
@@ -171,7 +184,7 @@ def problem_response(
     }
     if status == 422:  # the documented contract: a 422 always lists what was refused
         body.setdefault("errors", [{"loc": [], "msg": detail, "type": kind}])
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE)
+    return body
 
 
 def _validation_problem(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -197,9 +210,16 @@ def _validation_problem(request: Request, exc: RequestValidationError) -> JSONRe
             f"the request body must be JSON (Content-Type: application/json), not {content_type}",
             kind="unsupported-media-type",
         )
+    problem = schema_problem(errors)
+    return problem_response(422, problem.detail, kind=problem.kind, extra=problem.extra)
+
+
+def schema_problem(errors: list[dict[str, Any]]) -> Problem:
+    """422 for a body that is JSON but not the schema; ``errors`` are pydantic's, each with
+    ``loc`` (from ``body``), ``msg`` and ``type``."""
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     where = ".".join(str(part) for part in first["loc"])
-    return problem_response(
+    return Problem(
         422,
         f"{where}: {first['msg']}" if where else str(first["msg"]),
         kind="validation-error",

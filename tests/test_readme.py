@@ -96,10 +96,11 @@ def test_every_curl_example_returns_what_it_shows(live_server: LiveServer) -> No
                 position = at + len(part)
 
 
-def test_the_python_client_example_prints_what_it_says(live_server: LiveServer) -> None:
-    code = fenced_block("python", "## Clients").replace(
-        "http://127.0.0.1:8000", live_server.base_url
-    )
+@pytest.mark.parametrize(
+    "heading", ["## Clients", "### A stream of calls", "### MCP", "### OpenEnv"]
+)
+def test_the_python_examples_print_what_they_say(live_server: LiveServer, heading: str) -> None:
+    code = fenced_block("python", heading).replace("http://127.0.0.1:8000", live_server.base_url)
     result = subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,

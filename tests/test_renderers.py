@@ -49,10 +49,12 @@ def test_a_renderer_for_no_environment_or_without_its_parts_is_a_bug() -> None:
 CORE = Path(__file__).resolve().parents[1] / "envserver"
 # Families being built elsewhere, named here so the core cannot start naming them either.
 UPCOMING = ("alfworld", "sbol", "evo")
-# "code" is also an English word, SandboxFusion's field and an HTML element: these name no family.
+# "code" is also an English word, SandboxFusion's and OpenEnv's field and an HTML element: these
+# name no family.
 NOT_THE_FAMILY = re.compile(
     r"exit code|untrusted code|return code|status code|\bcode: str\b|self\.code\b|\bcode = |=code\b"
     r"|</?code\b|^code \{"  # HTML's <code> element and its style
+    r'|"code": '  # the key of OpenEnv's error messages
     r"|^import math$|(?<![\w.])math\.isfinite\("  # Python's math module
 )
 

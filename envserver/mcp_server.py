@@ -1,0 +1,173 @@
+"""``/mcp``: the service as an MCP server (the ``mcp`` SDK, streamable HTTP, stateless).
+
+Tools: ``list_environments``, ``reset``, ``step`` and ``verify``, the routes of the same names
+called through ``envserver.service``. The server keeps nothing between calls: ``reset`` and
+``step`` return the episode's state token, which the next ``step`` takes back, so any replica
+answers any call and no MCP session is kept (stateless mode, JSON answers). A result's text is
+what a model reads (the observation, the actions the environment admits now, the reward and the
+token to pass on); its structured content is the HTTP route's answer. A refused call (an unknown
+environment, a bad token, a busy server) is a tool error whose text is the problem's detail and
+whose structured content is the problem document.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable
+from typing import Any
+
+from fastapi import FastAPI
+from mcp.server.fastmcp import FastMCP
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, ValidationError
+
+from envserver.catalogue import served_now
+from envserver.playground import ACTION_LISTS
+from envserver.problems import Problem, problem_body
+from envserver.service import Service
+from envserver.wire import (
+    Observation,
+    ResetRequest,
+    ResetResponse,
+    StepRequest,
+    StepResponse,
+    VerifyRequest,
+)
+
+MCP_PATH = "/mcp"
+INSTRUCTIONS = """Environments and verifiers for RL with verifiable rewards.
+Call list_environments, then reset an environment to start an episode: the result holds the
+observation, the actions it admits and a state token. Pass the token to step with your action;
+each step returns the next token. Nothing is kept between calls: the token is the episode.
+verify scores answers against references (with a verifier) or task ids."""
+
+
+def _observation_text(observation: Observation | None) -> str:
+    if observation is None:
+        return ""
+    if isinstance(observation, str):
+        return observation
+    return json.dumps([m.model_dump() for m in observation], ensure_ascii=False)
+
+
+def _episode_text(reply: ResetResponse | StepResponse) -> str:
+    lines = [_observation_text(reply.observation)]
+    for key in ACTION_LISTS:
+        actions = reply.info.get(key)
+        if isinstance(actions, list) and actions:
+            lines.append("Admissible actions: " + "; ".join(map(str, actions)))
+    if isinstance(reply, StepResponse):
+        ended = "ended" if reply.terminated or reply.truncated else "goes on"
+        lines.append(f"Status: {reply.status}; reward: {reply.reward}; the episode {ended}.")
+        if reply.detail:
+            lines.append(reply.detail)
+    elif reply.status != "ok":
+        lines.append(f"Status: {reply.status}. {reply.detail}")
+    if reply.state:
+        lines.append(f"State token (pass it to step): {reply.state}")
+    return "\n".join(line for line in lines if line)
+
+
+def _result(model: BaseModel, text: str) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structuredContent=model.model_dump(mode="json"),
+    )
+
+
+async def _answer(call: Awaitable[CallToolResult]) -> CallToolResult:
+    """The call's result, or a tool error carrying the problem the HTTP route would answer."""
+    try:
+        return await call
+    except Problem as problem:
+        body = problem_body(problem.status, problem.detail, kind=problem.kind, extra=problem.extra)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        body = problem_body(422, f"{where}: {first['msg']}" if where else first["msg"])
+    return CallToolResult(
+        content=[TextContent(type="text", text=str(body["detail"]))],
+        structuredContent=body,
+        isError=True,
+    )
+
+
+def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
+    """Add ``/mcp`` to ``app``; the returned manager must run (``async with manager.run()``)
+    for the app's lifetime."""
+    server = FastMCP(
+        "envserver",
+        instructions=INSTRUCTIONS,
+        stateless_http=True,
+        json_response=True,
+        streamable_http_path=MCP_PATH,
+        # The service is an API served under any host name, with its own API keys.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+    def service() -> Service:
+        current: Service = app.state.service
+        return current
+
+    @server.tool()
+    async def list_environments() -> dict[str, Any]:
+        """Every environment (id, kind, description, options schema) and verifier served."""
+        catalogue = served_now(app.state.catalogue, service().registry)
+        return catalogue.model_dump(mode="json", include={"envs", "verifiers"})
+
+    @server.tool()
+    async def reset(
+        env_id: str,
+        seed: int | None = None,
+        options: dict[str, Any] | None = None,
+        task_id: str | None = None,
+    ) -> CallToolResult:
+        """Start an episode of env_id by seed and options, or by task_id. Returns the first
+        observation, the admissible actions (where the environment lists them) and the state
+        token to pass to step."""
+
+        async def run() -> CallToolResult:
+            request = ResetRequest(seed=seed, options=options or {}, task_id=task_id)
+            reply = (await service().reset(env_id, [request], batch=False))[0]
+            return _result(reply, _episode_text(reply))
+
+        return await _answer(run())
+
+    @server.tool()
+    async def step(env_id: str, state: str, action: str) -> CallToolResult:
+        """Apply action to the episode in the state token (from reset or the last step).
+        Returns the observation, reward, whether the episode ended, and the next token."""
+
+        async def run() -> CallToolResult:
+            request = StepRequest(state=state, action=action)
+            reply = (await service().step(env_id, [request], batch=False))[0]
+            return _result(reply, _episode_text(reply))
+
+        return await _answer(run())
+
+    @server.tool()
+    async def verify(
+        items: list[dict[str, Any]],
+        verifier: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> CallToolResult:
+        """Score answers. Each item is {"response", "reference"} (with verifier) or
+        {"response", "task_id"}, optionally with an "id"; results in order."""
+
+        async def run() -> CallToolResult:
+            request = VerifyRequest.model_validate(
+                {"items": items, "verifier": verifier, "options": options or {}}
+            )
+            reply = await service().verify(request)
+            text = "\n".join(
+                f"{i}: {r.status} reward {r.reward}" + (f" ({r.detail})" if r.detail else "")
+                for i, r in enumerate(reply.results)
+            )
+            return _result(reply, text)
+
+        return await _answer(run())
+
+    app.router.routes.extend(server.streamable_http_app().routes)
+    return server.session_manager

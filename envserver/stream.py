@@ -1,0 +1,265 @@
+"""``/v1/stream``: one WebSocket carrying many concurrent calls of the episode and verify routes.
+
+A text (or binary) frame is one call, the POST it stands for::
+
+    {"id": 7, "path": "/v1/envs/<env id>/step", "body": {"state": "...", "action": "..."}}
+
+and its answer is the status and body the same POST gets over HTTP (problem documents
+included), with the headers that matter to a client (``retry-after``) when it has them::
+
+    {"id": 7, "status": 200, "body": {"status": "ok", "reward": 1.0, ...}}
+
+Calls run concurrently and are answered as each finishes, in any order. Each frame meets the
+limits a request body meets (``max_body_bytes``: 413; nesting depth; the schema: 422), the pool's
+backpressure (429 with ``retry-after``) and deadline (504); the API key is checked once, at the
+handshake (``envserver.auth``). ``id`` comes first in a frame: an oversized one is refused
+without being parsed, and the id it starts with is what its 413 answers.
+
+At most ``MAX_IN_FLIGHT`` calls of one socket are open at once; beyond that the socket is not
+read, so a client that stops reading its answers stops being read too (TCP pushes back on it)
+and the server holds no more than that many of its answers. A socket dropped with calls in
+flight loses only their answers: the calls finish and the episodes they stepped stay in the
+tokens the client already holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import orjson
+from fastapi import APIRouter, WebSocket
+from pydantic import BaseModel, ValidationError
+from starlette.websockets import WebSocketDisconnect
+
+from envserver.limits import parse_body
+from envserver.problems import Problem, problem_body, schema_problem
+from envserver.routes import ENV_PATH
+from envserver.service import Service
+from envserver.wire import (
+    BatchResetRequest,
+    BatchResetResponse,
+    BatchStepRequest,
+    BatchStepResponse,
+    ExpandRequest,
+    ResetRequest,
+    StepRequest,
+    VerifyRequest,
+)
+
+log = logging.getLogger("envserver")
+router = APIRouter()
+
+STREAM_PATH = "/v1/stream"
+MAX_IN_FLIGHT = 256
+"""Calls one socket may have open at once (running, or answered but not yet sent)."""
+MAX_ID_CHARS = 256
+_LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?\d{1,20})')
+
+Handler = Callable[[Service, str, Any], Awaitable[BaseModel]]
+
+
+async def _reset(service: Service, env_id: str, body: Any) -> BaseModel:
+    return (await service.reset(env_id, [ResetRequest.model_validate(body)], batch=False))[0]
+
+
+async def _step(service: Service, env_id: str, body: Any) -> BaseModel:
+    return (await service.step(env_id, [StepRequest.model_validate(body)], batch=False))[0]
+
+
+async def _reset_batch(service: Service, env_id: str, body: Any) -> BaseModel:
+    items = BatchResetRequest.model_validate(body).items
+    return BatchResetResponse(results=await service.reset(env_id, items, batch=True))
+
+
+async def _step_batch(service: Service, env_id: str, body: Any) -> BaseModel:
+    items = BatchStepRequest.model_validate(body).items
+    return BatchStepResponse(results=await service.step(env_id, items, batch=True))
+
+
+async def _expand(service: Service, env_id: str, body: Any) -> BaseModel:
+    return await service.expand(env_id, ExpandRequest.model_validate(body))
+
+
+async def _verify(service: Service, _: str, body: Any) -> BaseModel:
+    return await service.verify(VerifyRequest.model_validate(body))
+
+
+# Longest suffix first: ".../reset/batch" is not a reset of the env ".../reset".
+_ENV_ROUTES: tuple[tuple[str, Handler], ...] = (
+    ("/reset/batch", _reset_batch),
+    ("/step/batch", _step_batch),
+    ("/reset", _reset),
+    ("/step", _step),
+    ("/expand", _expand),
+)
+_ENV_PREFIX = "/v1/envs/"
+
+
+def route(path: str) -> tuple[str, str, Handler]:
+    """The HTTP route ``path`` names, as ``(route template, env id, handler)``; 404 for a path
+    that is no POST route of the episodes or of verification."""
+    if path == "/v1/verify":
+        return path, "", _verify
+    if path.startswith(_ENV_PREFIX):
+        for suffix, handler in _ENV_ROUTES:
+            env_id = path[len(_ENV_PREFIX) : -len(suffix)] if path.endswith(suffix) else ""
+            if env_id:
+                return ENV_PATH + suffix, unquote(env_id), handler
+    raise Problem(
+        404,
+        f"path {path[:200]!r} is none of the routes a stream carries: POST "
+        "/v1/envs/<env>/reset, /step, /reset/batch, /step/batch, /expand, and /v1/verify",
+        kind="unknown-route",
+    )
+
+
+def _leading_id(frame: bytes) -> Any:
+    """The id an unparsed frame starts with, if it starts with one."""
+    match = _LEADING_ID.match(frame[: MAX_ID_CHARS + 32])
+    return orjson.loads(match.group(1)) if match else None
+
+
+def _request_id(envelope: Any) -> Any:
+    if not isinstance(envelope, dict):
+        raise Problem(400, "a frame is a JSON object: {id, path, body}", kind="malformed-frame")
+    request_id = envelope.get("id")
+    valid = isinstance(request_id, str) and len(request_id) <= MAX_ID_CHARS
+    if not (valid or (isinstance(request_id, int) and not isinstance(request_id, bool))):
+        raise Problem(
+            400,
+            f"a frame's id is a string of at most {MAX_ID_CHARS} characters or an integer",
+            kind="malformed-frame",
+        )
+    return request_id
+
+
+def _call(envelope: dict[str, Any]) -> tuple[str, str, Handler, Any]:
+    unknown = set(envelope) - {"id", "path", "body"}
+    path = envelope.get("path")
+    if unknown or not isinstance(path, str) or "body" not in envelope:
+        raise Problem(
+            400,
+            "a frame holds id, path and body, nothing else"
+            + (f" (not {', '.join(sorted(unknown))})" if unknown else ""),
+            kind="malformed-frame",
+        )
+    template, env_id, handler = route(path)
+    return template, env_id, handler, envelope["body"]
+
+
+@dataclass
+class _Socket:
+    """One client's socket: its open calls and the lock its answers are sent under."""
+
+    websocket: WebSocket
+    service: Service
+    api_key: str
+    slots: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(MAX_IN_FLIGHT))
+    sending: asyncio.Lock = field(default_factory=asyncio.Lock)
+    open: bool = True
+
+    async def serve(self) -> None:
+        calls: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                await self.slots.acquire()
+                message = await self.websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                frame: bytes = text.encode() if text is not None else message.get("bytes") or b""
+                task = asyncio.create_task(self.answer(frame))
+                calls.add(task)
+                task.add_done_callback(calls.discard)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            self.open = False
+            # The calls in flight finish (their pool work is not abandoned halfway); only
+            # their answers, which have nowhere to go, are dropped.
+            if calls:
+                await asyncio.gather(*calls, return_exceptions=True)
+
+    async def answer(self, frame: bytes) -> None:
+        started = time.perf_counter()
+        request_id: Any = None
+        template = "unmatched"
+        headers: dict[str, str] = {}
+        try:
+            try:
+                if len(frame) > self.service.settings.max_body_bytes:
+                    request_id = _leading_id(frame)
+                    raise Problem(
+                        413,
+                        f"frame exceeds {self.service.settings.max_body_bytes} bytes",
+                        kind="body-too-large",
+                    )
+                envelope = self._parse(frame)
+                request_id = _request_id(envelope)
+                template, env_id, handler, body = _call(envelope)
+                try:
+                    reply = await handler(self.service, env_id, body)
+                except ValidationError as exc:
+                    raise schema_problem(
+                        [
+                            {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+                            for e in exc.errors()[:50]
+                        ]
+                    ) from None
+                status, payload = 200, reply.model_dump_json()
+            except Problem as problem:
+                status = problem.status
+                headers = {k.lower(): v for k, v in (problem.headers or {}).items()}
+                payload = orjson.dumps(
+                    problem_body(status, problem.detail, kind=problem.kind, extra=problem.extra)
+                ).decode()
+            except Exception:
+                log.exception("unhandled error on a stream call to %s", template)
+                status = 500
+                payload = orjson.dumps(
+                    problem_body(500, "internal error (a bug: please report it)", kind="internal")
+                ).decode()
+            extra = f',"headers":{orjson.dumps(headers).decode()}' if headers else ""
+            text = (
+                f'{{"id":{orjson.dumps(request_id).decode()},"status":{status},'
+                f'"body":{payload}{extra}}}'
+            )
+            await self._send(text)
+            metrics = self.service.metrics
+            metrics.requests.labels("WS", template, str(status), self.api_key).inc()
+            metrics.request_seconds.labels("WS", template).observe(time.perf_counter() - started)
+        finally:
+            self.slots.release()
+
+    @staticmethod
+    def _parse(frame: bytes) -> Any:
+        try:
+            return parse_body(frame)
+        except ValueError:
+            raise Problem(400, "the frame is not valid JSON", kind="malformed-json") from None
+
+    async def _send(self, text: str) -> None:
+        if not self.open:
+            return
+        async with self.sending:
+            try:
+                await self.websocket.send_text(text)
+            except (WebSocketDisconnect, RuntimeError, OSError):
+                # The client went away with this call in flight: its answer is dropped.
+                self.open = False
+
+
+@router.websocket(STREAM_PATH)
+async def stream(websocket: WebSocket) -> None:
+    """Many concurrent reset/step/verify calls over one socket (see the module's doc)."""
+    await websocket.accept()
+    service: Service = websocket.app.state.service
+    api_key = websocket.scope.get("state", {}).get("api_key", "anonymous")
+    await _Socket(websocket, service, api_key).serve()
