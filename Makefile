@@ -29,8 +29,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pip install -q -e '.[all,dev,train,trainers]'
-	@# verl and OpenRLHF without their GPU stacks, as their CPU CI does (see the trainers extra).
-	$(BIN)/python -m pip install -q --no-deps verl==0.9.1 openrlhf==0.11.2 tensordict==0.10.0 pyvers==0.1.0
+	@# verl and OpenRLHF without their GPU stacks, as their CPU CI does (see the trainers extra);
+	@# OpenEnv's client without gradio (it would downgrade pillow).
+	$(BIN)/python -m pip install -q --no-deps verl==0.9.1 openrlhf==0.11.2 tensordict==0.10.0 pyvers==0.1.0 openenv==0.10.0
 	@touch $@
 
 # Tools the tests use beyond Python (the README examples are run with curl).
