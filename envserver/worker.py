@@ -1,7 +1,8 @@
 """What runs inside the pool's worker processes: the registry's families, called by name.
 
-Arguments and results cross the process boundary by pickle, so options travel as plain dicts
-and are validated again here against the family's model.
+Arguments and results cross the process boundary by pickle. Options are validated once, by the
+server, where the request comes in; they cross as their fields (a model a family makes at run
+time has no importable class to pickle by) and are put back together here unchecked.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import logging
 import os
 from typing import Any
+
+from pydantic import BaseModel
 
 from environments.base import (
     EnvironmentInputError,
@@ -46,10 +49,19 @@ def warm_up() -> None:
                 log.exception("warming verifier %s failed", check.name)
 
 
+def fields(options: BaseModel) -> dict[str, Any]:
+    """The fields of validated ``options``, as they cross to a worker."""
+    return dict(options)
+
+
+def _rebuilt(model: type[BaseModel], fields: dict[str, Any]) -> BaseModel:
+    return model.model_construct(**fields)
+
+
 def reset(env_id: str, seed: int, options: dict[str, Any]) -> ResetResult:
-    """``Environment.reset`` of ``env_id``."""
+    """``Environment.reset`` of ``env_id``; ``options`` are ``fields`` of validated options."""
     env = get_registry().env(env_id)
-    return env.reset(seed, env.spec.options_model.model_validate(options))
+    return env.reset(seed, _rebuilt(env.spec.options_model, options))
 
 
 def step(env_id: str, state: Any, action: str) -> StepResult:
@@ -73,7 +85,7 @@ def render(env_id: str, state: Any, turn: Turn) -> dict[str, Any]:
 def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:
     """Score ``response`` against ``reference`` with the named verifier."""
     check = get_registry().verifier(verifier)
-    return check(response, reference, check.options_model.model_validate(options))
+    return check(response, reference, _rebuilt(check.options_model, options))
 
 
 def score_task(env_id: str, seed: int, options: dict[str, Any], response: str) -> Score:
@@ -81,7 +93,7 @@ def score_task(env_id: str, seed: int, options: dict[str, Any], response: str) -
     env = get_registry().env(env_id)
     if not isinstance(env, SingleTurnScoring):
         raise TypeError(f"{env_id} cannot score a single response")
-    return env.score_response(seed, env.spec.options_model.model_validate(options), response)
+    return env.score_response(seed, _rebuilt(env.spec.options_model, options), response)
 
 
 def ping() -> int:
