@@ -172,9 +172,10 @@ class SingleTurnScoring(Protocol):
 
 @runtime_checkable
 class DynamicEnvironments(Protocol):
-    """Environments a family adds and removes while the server runs (kept in a store, say); a
-    family module exports one as ``DYNAMIC``. Every process asks it, the server and its
-    workers alike, so what it returns must follow from shared state, not from this process."""
+    """Environments a family adds and removes while the server runs (kept in a store, say),
+    made from the family's resources by its ``Extension.dynamic`` (``environments.extension``).
+    Every process asks it, the server and its workers alike, so what it returns must follow
+    from shared state, not from this process."""
 
     def find(self, env_id: str) -> Environment | None:
         """The environment ``env_id`` if this source serves it now, None if it never knew it;

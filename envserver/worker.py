@@ -7,6 +7,7 @@ time has no importable class to pickle by) and are put back together here unchec
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 from typing import Any
@@ -22,6 +23,7 @@ from environments.base import (
     StepResult,
 )
 from environments.renderer import Turn
+from envserver.config import Settings
 from envserver.registry import get_registry
 from sandbox import SOCKET_ENV
 from verifiers.score import Score
@@ -29,10 +31,14 @@ from verifiers.score import Score
 log = logging.getLogger("envserver.worker")
 
 
-def attach(sandbox_socket: str | None) -> None:
-    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox."""
+def attach(sandbox_socket: str | None, settings: Settings) -> None:
+    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox, and open
+    the families' resources in this worker (closed when it exits)."""
     if sandbox_socket:
         os.environ[SOCKET_ENV] = sandbox_socket
+    registry = get_registry()
+    registry.open(settings)
+    atexit.register(registry.close)
 
 
 def warm_up() -> None:
