@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar
 
 from fastapi import APIRouter, Request
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -80,7 +80,7 @@ def injected(kind: type[R]) -> Callable[[Request], R]:
 
     def resources(request: Request) -> R:
         opened: list[Any] = getattr(request.app.state, RESOURCES_STATE)
-        return cast(R, next(item for item in opened if isinstance(item, kind)))
+        return next(item for item in opened if isinstance(item, kind))
 
     return resources
 

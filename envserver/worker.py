@@ -1,8 +1,9 @@
 """What runs inside the pool's worker processes: the registry's families, called by name.
 
 Arguments and results cross the process boundary by pickle. Options are validated once, by the
-server, where the request comes in; they cross as their fields (a model a family makes at run
-time has no importable class to pickle by) and are put back together here unchecked.
+server, where the request comes in, and cross as pydantic's own pickle state of the model; the
+class is found here by environment or verifier name (a model a family makes at run time has no
+importable class to pickle by reference), and the state is put back unchecked.
 """
 
 from __future__ import annotations
@@ -55,19 +56,22 @@ def warm_up() -> None:
                 log.exception("warming verifier %s failed", check.name)
 
 
-def fields(options: BaseModel) -> dict[str, Any]:
-    """The fields of validated ``options``, as they cross to a worker."""
-    return dict(options)
+def sent(options: BaseModel) -> dict[Any, Any]:
+    """Validated ``options`` as they cross to a worker: the model's pickle state."""
+    return options.__getstate__()
 
 
-def _rebuilt(model: type[BaseModel], fields: dict[str, Any]) -> BaseModel:
-    return model.model_construct(**fields)
+def received(model: type[BaseModel], state: dict[Any, Any]) -> BaseModel:
+    """The options ``sent`` gave ``state`` of, as instances of ``model`` (not checked again)."""
+    options = model.__new__(model)
+    options.__setstate__(state)
+    return options
 
 
-def reset(env_id: str, seed: int, options: dict[str, Any]) -> ResetResult:
-    """``Environment.reset`` of ``env_id``; ``options`` are ``fields`` of validated options."""
+def reset(env_id: str, seed: int, options: dict[Any, Any]) -> ResetResult:
+    """``Environment.reset`` of ``env_id``; ``options`` as ``sent`` gives them."""
     env = get_registry().env(env_id)
-    return env.reset(seed, _rebuilt(env.spec.options_model, options))
+    return env.reset(seed, received(env.spec.options_model, options))
 
 
 def step(env_id: str, state: Any, action: str) -> StepResult:
@@ -88,18 +92,18 @@ def render(env_id: str, state: Any, turn: Turn) -> dict[str, Any]:
     return get_registry().renderers[env_id].context(state, turn)
 
 
-def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:
+def verify(verifier: str, response: str, reference: Any, options: dict[Any, Any]) -> Score:
     """Score ``response`` against ``reference`` with the named verifier."""
     check = get_registry().verifier(verifier)
-    return check(response, reference, _rebuilt(check.options_model, options))
+    return check(response, reference, received(check.options_model, options))
 
 
-def score_task(env_id: str, seed: int, options: dict[str, Any], response: str) -> Score:
+def score_task(env_id: str, seed: int, options: dict[Any, Any], response: str) -> Score:
     """Score ``response`` for the task ``(env_id, seed, options)`` names."""
     env = get_registry().env(env_id)
     if not isinstance(env, SingleTurnScoring):
         raise TypeError(f"{env_id} cannot score a single response")
-    return env.score_response(seed, _rebuilt(env.spec.options_model, options), response)
+    return env.score_response(seed, received(env.spec.options_model, options), response)
 
 
 def ping() -> int:

@@ -7,7 +7,6 @@ from typing import Any
 
 from environments.opt.family import OptBenchFamily, OptTaskFamily
 from environments.opt.tasks import TASKS
-from environments.single_turn import TaskFamily
 from environments.task_id import TaskId
 
 BENCH_SEEDS = range(100)  # per task, at level "bench": the 1,000-instance benchmark set
@@ -27,10 +26,10 @@ def reference_for(task_id: str) -> dict[str, Any]:
     """The verifier's reference for the task a task id names (its optimum solved or read from
     the cache); raises ``TaskIdError``/``KeyError``/``ValidationError``."""
     parsed = TaskId.parse(task_id)
-    family: TaskFamily[Any] = families()[parsed.env]
+    family = families()[parsed.env]
     if parsed.version != family.version:
         raise KeyError(f"{task_id}: this code serves {parsed.env}@{family.version}")
-    options = family.options_model.model_validate(parsed.options)
+    options: Any = family.options_model.model_validate(parsed.options)
     return family.reference(family.generate(parsed.seed, options))
 
 
