@@ -8,9 +8,9 @@ importable class to pickle by reference), and the state is put back unchecked.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
+from multiprocessing import util
 from typing import Any
 
 from pydantic import BaseModel
@@ -39,7 +39,8 @@ def attach(sandbox_socket: str | None, settings: Settings) -> None:
         os.environ[SOCKET_ENV] = sandbox_socket
     registry = get_registry()
     registry.open(settings)
-    atexit.register(registry.close)
+    # A pool worker ends through multiprocessing, which runs its finalizers but not atexit's.
+    util.Finalize(registry, registry.close, exitpriority=0)
 
 
 def warm_up() -> None:
