@@ -8,8 +8,11 @@ import ast
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from environments.evo.resources import EvoResources
+from environments.extension import RESOURCES_STATE
 from envserver.config import Settings
 from envserver.registry import Registry, UnknownEnvironment, discover
 from tests.server import ROOT
@@ -72,6 +75,31 @@ def test_resources_open_once_per_process(registry: Registry, tmp_path: Path) -> 
             registry.open(Settings(data_dir=tmp_path))
     finally:
         registry.close()
+
+
+def test_a_familys_routes_get_the_resources_the_core_opened(
+    registry: Registry, tmp_path: Path
+) -> None:
+    registry.open(Settings(data_dir=tmp_path))
+    try:
+        app = FastAPI()
+        setattr(app.state, RESOURCES_STATE, list(registry.resources.values()))
+        for router in registry.routers():
+            app.include_router(router)
+        with TestClient(app) as http:
+            listed = {env["id"] for env in http.get("/v1/evo/envs").json()}
+            retired = http.post("/v1/evo/envs/latin_square_completion/retire")
+            assert retired.status_code == 200 and retired.json()["retired"]
+    finally:
+        registry.close()
+    assert "evo/latin_square_completion" in listed
+    store = tmp_path / "evo.sqlite"
+    registry.open(Settings(data_dir=tmp_path))  # the same store: the retirement was written
+    try:
+        served = {env.spec.id for env in registry.dynamic_envs()}
+    finally:
+        registry.close()
+    assert store.is_file() and "evo/latin_square_completion" not in served
 
 
 def _imports(path: Path) -> set[str]:
