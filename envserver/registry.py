@@ -15,6 +15,7 @@ import logging
 import pkgutil
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
@@ -96,6 +97,15 @@ class Registry:
         self.dynamic.clear()
         while self.resources:
             self.resources.popitem()[1].close()
+
+    @contextmanager
+    def opened(self, settings: Settings) -> Iterator[Registry]:
+        """This registry, open for the block (a command or test that serves in-process)."""
+        self.open(settings)
+        try:
+            yield self
+        finally:
+            self.close()
 
     def routers(self) -> list[APIRouter]:
         """The extensions' routers, mounted next to the core's."""
