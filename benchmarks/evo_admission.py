@@ -22,7 +22,7 @@ import httpx
 
 from benchmarks.common import median, server
 from environments.evo.admission import admit
-from environments.evo.construct import Construct, source_of
+from environments.evo.construct import expert_source
 from environments.evo.novelty import PoolEntry
 from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
@@ -36,7 +36,7 @@ BUILT_IN = "opt/knapsack"
 
 def admission_times() -> list[float]:
     """Seconds per seed admission, each against the seeds admitted before it."""
-    settings = EvoSettings.from_environ()
+    settings = EvoSettings(data_dir=Path())  # admission opens no store
     pool: list[PoolEntry] = []
     seconds = []
     admit(seed_sources()["lis"], [], settings=settings)  # warm the sandbox's workers
@@ -126,7 +126,7 @@ def main() -> None:
 
     with server(args.workers) as live, httpx.Client(base_url=live.base_url, timeout=300) as http:
         started = time.perf_counter()
-        _submit(http, source_of(Construct().expert_action({"seed": 1})))
+        _submit(http, expert_source(1))
         print(f"admission over HTTP (submit to admitted): {time.perf_counter() - started:.2f} s")
         rates = {}
         for env_id in (BUILT_IN, EVO):

@@ -115,7 +115,9 @@ class Environment(Protocol):
     """A stateless environment: every call gets everything it needs and keeps nothing.
 
     ``reset`` must be a pure function of ``(seed, options)``: the same arguments give a
-    byte-identical first observation and state on every machine. ``step`` must be a pure
+    byte-identical first observation and state on every machine. ``options`` is always an
+    instance of ``spec.options_model``, validated once where the request came in (typed
+    ``Any`` here so that each environment can name its own model). ``step`` must be a pure
     function of ``(state, action)``. Both run in worker processes.
     """
 
@@ -124,7 +126,7 @@ class Environment(Protocol):
         """The environment's catalogue entry."""
         ...
 
-    def reset(self, seed: int, options: BaseModel) -> ResetResult:
+    def reset(self, seed: int, options: Any) -> ResetResult:
         """Start the episode that ``(seed, options)`` names."""
         ...
 
@@ -156,7 +158,7 @@ class CheapReset(Protocol):
     costs twenty times the work; anything that may hang or grow stays on the pool under its
     hard time limit."""
 
-    def cheap_reset(self, options: BaseModel) -> bool:
+    def cheap_reset(self, options: Any) -> bool:
         """Whether resetting with ``options`` is cheap in that sense, whatever the seed."""
         ...
 
@@ -165,16 +167,17 @@ class CheapReset(Protocol):
 class SingleTurnScoring(Protocol):
     """An environment that can score one response for a task without an episode."""
 
-    def score_response(self, seed: int, options: BaseModel, response: str) -> Score:
+    def score_response(self, seed: int, options: Any, response: str) -> Score:
         """Score ``response`` for the task ``(seed, options)`` names."""
         ...
 
 
 @runtime_checkable
 class DynamicEnvironments(Protocol):
-    """Environments a family adds and removes while the server runs (kept in a store, say); a
-    family module exports one as ``DYNAMIC``. Every process asks it, the server and its
-    workers alike, so what it returns must follow from shared state, not from this process."""
+    """Environments a family adds and removes while the server runs (kept in a store, say),
+    made from the family's resources by its ``Extension.dynamic`` (``environments.extension``).
+    Every process asks it, the server and its workers alike, so what it returns must follow
+    from shared state, not from this process."""
 
     def find(self, env_id: str) -> Environment | None:
         """The environment ``env_id`` if this source serves it now, None if it never knew it;

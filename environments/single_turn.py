@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Literal
+from functools import cache, lru_cache
+from typing import Any, Generic, Literal, TypeVar, cast
 
 from pydantic import BaseModel, Field, ValidationError, create_model
 
@@ -27,6 +27,7 @@ from verifiers.numbers import Options
 from verifiers.score import Score
 
 MAX_ATTEMPTS_LIMIT = 20
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -41,28 +42,37 @@ class Task:
     verifier_options: dict[str, JSONValue] = field(default_factory=dict)
 
 
-class TaskFamily(ABC):
+class TaskFamily(ABC, Generic[OptionsT]):
     """What a single-turn family provides: its catalogue entry as plain class attributes, and a
     pure generator (``benchmarks/plugins/letters.py`` is a whole family in one small file).
+    ``TaskFamily[MathTaskOptions]`` names the options model once: ``options_model`` is read
+    from it (a family whose model is made at run time sets ``options_model`` itself).
 
     ``id`` is the environment id (``math``, ``opt/knapsack``); ``version`` is part of every task
     id: bump it whenever a seed would generate a different task; ``description`` is one
     paragraph for the catalogue; ``options_model`` holds what selects a task besides its seed
     (difficulty and the like); ``verifier`` scores responses against ``Task.reference``;
     ``action_format`` tells the policy what to answer; ``observation_format`` is ``text`` or
-    ``chat``.
+    ``chat``. The options every method gets were validated once, where the request came in.
     """
 
     id: str
     version: str
     description: str
-    options_model: type[BaseModel]
+    options_model: type[OptionsT]
     verifier: Verifier
     action_format: str
     observation_format: Literal["text", "chat"] = "text"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            for model in getattr(base, "__args__", ()):
+                if isinstance(model, type) and issubclass(model, BaseModel):
+                    cls.options_model = cast(Any, model)
+
     @abstractmethod
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: OptionsT) -> Task:
         """The task that ``(seed, options)`` names; the same arguments give an identical task
         in every process."""
 
@@ -77,7 +87,7 @@ class TaskFamily(ABC):
         score needs it. The family caches what it computes here."""
         return task.reference
 
-    def cheap_generation(self, options: Any) -> bool:
+    def cheap_generation(self, options: OptionsT) -> bool:
         """Whether ``generate`` with ``options`` is cheap for every seed: bounded by design and
         well under a millisecond (see ``environments.base.CheapReset``). Only then does the
         server generate in its own process instead of on the pool; say so only when it holds."""
@@ -94,16 +104,23 @@ class _AttemptOptions(Options):
     )
 
 
-class SingleTurnEnvironment:
+@cache
+def with_attempts(model: type[OptionsT]) -> type[OptionsT]:
+    """``model`` with ``max_attempts``: a subclass, so that its instances are the family's
+    options as they are, passed on without another validation."""
+    return cast(
+        type[OptionsT],
+        create_model(f"{model.__name__}WithAttempts", __base__=(model, _AttemptOptions)),
+    )
+
+
+class SingleTurnEnvironment(Generic[OptionsT]):
     """A ``TaskFamily`` served as an environment (satisfies ``Environment`` and
     ``SingleTurnScoring``)."""
 
-    def __init__(self, family: TaskFamily) -> None:
+    def __init__(self, family: TaskFamily[OptionsT]) -> None:
         self._family = family
-        options_model = create_model(
-            f"{type(family).__name__}Options",
-            __base__=(family.options_model, _AttemptOptions),
-        )
+        options_model = with_attempts(family.options_model)
         self._spec = EnvSpec(
             id=family.id,
             version=family.version,
@@ -124,13 +141,14 @@ class SingleTurnEnvironment:
         """The catalogue entry."""
         return self._spec
 
-    def _generate(self, seed: int, options: BaseModel) -> Task:
-        return self._family.generate(seed, self._family_options(options))
+    def _generate(self, seed: int, options: OptionsT) -> Task:
+        return self._family.generate(seed, options)
 
-    def _options_from_state(self, state: JSONValue) -> tuple[int, BaseModel, int]:
+    def _options_from_state(self, state: JSONValue) -> tuple[int, OptionsT, int]:
+        # A step's one validation of its options: they come back as JSON in the state.
         try:
             seed = int(state["seed"])
-            options = self._spec.options_model.model_validate(state["options"])
+            options = cast(OptionsT, self._spec.options_model.model_validate(state["options"]))
             attempt = int(state["attempt"])
         except (KeyError, TypeError, ValueError, ValidationError) as exc:
             raise EnvironmentInputError(f"not a state of {self._spec.id}: {exc}") from None
@@ -143,16 +161,11 @@ class SingleTurnEnvironment:
         reference = self._family.reference(task)
         return verifier(response, reference, verifier.options_model(**task.verifier_options))
 
-    def _family_options(self, options: BaseModel) -> Any:
-        return self._family.options_model.model_validate(
-            options.model_dump(exclude={"max_attempts"})
-        )
-
-    def cheap_reset(self, options: BaseModel) -> bool:
+    def cheap_reset(self, options: OptionsT) -> bool:
         """A reset is a generation: cheap when the family says its generation is."""
-        return self._family.cheap_generation(self._family_options(options))
+        return self._family.cheap_generation(options)
 
-    def reset(self, seed: int, options: BaseModel) -> ResetResult:
+    def reset(self, seed: int, options: OptionsT) -> ResetResult:
         """The task's prompt; the state records the task and the attempts used."""
         task = self._task(seed, options)
         state = {"seed": seed, "options": options.model_dump(mode="json"), "attempt": 0}
@@ -191,6 +204,6 @@ class SingleTurnEnvironment:
         seed, options, _ = self._options_from_state(state)
         return self._family.expert_response(self._task(seed, options))
 
-    def score_response(self, seed: int, options: BaseModel, response: str) -> Score:
+    def score_response(self, seed: int, options: OptionsT, response: str) -> Score:
         """Score one response for a task without an episode (``/v1/verify`` by task id)."""
         return self._score(self._task(seed, options), response)

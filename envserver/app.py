@@ -10,10 +10,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
 import envserver
+from environments.extension import RESOURCES_STATE
 from envserver import worker
 from envserver.auth import ApiKeyMiddleware
 from envserver.catalogue import build_catalogue
@@ -27,7 +29,7 @@ from envserver.openenv import router as openenv_router
 from envserver.openrlhf import router as openrlhf_router
 from envserver.playground import page_templates, short_links
 from envserver.playground import router as playground_router
-from envserver.problems import install_problem_handlers
+from envserver.problems import install_problem_handlers, problem_responses
 from envserver.registry import get_registry
 from envserver.routes import router
 from envserver.sandbox_host import SandboxHost
@@ -51,6 +53,16 @@ DOCS_ASSETS = "/docs/assets"
 """Where the documentation pages' scripts, styles and icon are served from."""
 
 
+def _mount_family(app: FastAPI, router: APIRouter) -> None:
+    # A family's route lists the error statuses it answers (``environments.extension.answers``);
+    # they are documented as problem documents, as the core's routes document theirs.
+    for route in router.routes:
+        if isinstance(route, APIRoute):
+            listed = [status for status, doc in route.responses.items() if not doc]
+            route.responses.update(problem_responses(*map(int, listed)))
+    app.include_router(router)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The app for ``settings`` (from the environment by default). The worker pool starts with
     the app's lifespan and stops with it; it and the sandbox get this process's share of the
@@ -69,11 +81,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if sandbox.socket_path:
             # The server's own threads (a family's routes) reach it as its workers do.
             os.environ[SOCKET_ENV] = sandbox.socket_path
+        # The families' resources (a store), this process's own: opened now, after any fork.
+        registry.open(settings)
+        setattr(app.state, RESOURCES_STATE, list(registry.resources.values()))
         executor = Executor(
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
-            initializer=functools.partial(worker.attach, sandbox.socket_path),
+            initializer=functools.partial(worker.attach, sandbox.socket_path, settings),
             warm_up=worker.warm_up,
             preload=registry.modules,
         )
@@ -95,6 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             watchdog.cancel()
             metrics.registry.unregister(sandbox)
             executor.close()
+            registry.close()
             sandbox.close()
 
     # The docs pages load Swagger UI and ReDoc from files installed with the package, so they
@@ -122,8 +138,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openrlhf_router)
     app.include_router(playground_router)
     app.include_router(short_links(registry))
-    for family_router in registry.routers:
-        app.include_router(family_router)
+    for family_router in registry.routers():
+        _mount_family(app, family_router)
     # Outermost first: count everything, refuse oversized bodies, then check keys.
     app.add_middleware(
         ApiKeyMiddleware,

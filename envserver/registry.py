@@ -1,5 +1,7 @@
 """Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``,
-and the playground renderers families export (``RENDERERS``, see ``environments.renderer``).
+the playground renderers families export (``RENDERERS``, see ``environments.renderer``), and
+their extensions of the service (``EXTENSION``, see ``environments.extension``), whose resources
+it opens and closes in each serving process.
 
 A family whose import fails (typically a missing optional extra) is recorded as disabled with
 the reason and the fix, and the rest of the service starts normally; so is every environment or
@@ -13,14 +15,18 @@ import logging
 import pkgutil
 import re
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
 from typing import Any
 
+from fastapi import APIRouter
+
 import environments
 import verifiers
 from environments.base import DynamicEnvironments, Environment
+from environments.extension import Extension, Resources
 from environments.renderer import Renderer
 from envserver.config import Settings
 from verifiers.base import Unavailable, Verifier
@@ -53,17 +59,57 @@ class Disabled(LookupError):
 
 @dataclass
 class Registry:
-    """Environments by id, verifiers by name, renderers by environment id, and what is disabled
+    """Environments by id, verifiers by name, renderers by environment id, what is disabled
     (families that could not load, by family name; environments and verifiers that cannot serve
-    here, by id or name)."""
+    here, by id or name), and the families' extensions by family name. While it is ``open``
+    (in a serving process) it holds their resources and the dynamic sources made from them."""
 
     envs: dict[str, Environment] = field(default_factory=dict)
     verifiers: dict[str, Verifier] = field(default_factory=dict)
     renderers: dict[str, Renderer] = field(default_factory=dict)
     disabled: dict[str, Unavailable] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
+    extensions: dict[str, Extension[Any, Any]] = field(default_factory=dict)
+    resources: dict[str, Resources] = field(default_factory=dict)
     dynamic: list[DynamicEnvironments] = field(default_factory=list)
-    routers: list[Any] = field(default_factory=list)
+
+    def open(self, settings: Settings) -> None:
+        """Open every extension's resources in this process, from its settings model built with
+        the server's ``data_dir``, and make their dynamic sources. Called where a process starts
+        serving (the app's lifespan, a pool worker's start): after any fork, never at import."""
+        if self.resources:
+            raise RuntimeError("the families' resources are open already in this process")
+        try:
+            for family, extension in self.extensions.items():
+                opened = extension.open(extension.settings_model(data_dir=settings.data_dir))
+                self.resources[family] = opened
+                source = extension.dynamic(opened)
+                if source is not None:
+                    if not isinstance(source, DynamicEnvironments):
+                        raise ValueError(f"{family}'s dynamic source lacks find or listing")
+                    self.dynamic.append(source)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close what ``open`` opened (each resource once, in reverse order)."""
+        self.dynamic.clear()
+        while self.resources:
+            self.resources.popitem()[1].close()
+
+    @contextmanager
+    def opened(self, settings: Settings) -> Iterator[Registry]:
+        """This registry, open for the block (a command or test that serves in-process)."""
+        self.open(settings)
+        try:
+            yield self
+        finally:
+            self.close()
+
+    def routers(self) -> list[APIRouter]:
+        """The extensions' routers, mounted next to the core's."""
+        return [router for extension in self.extensions.values() for router in extension.routers()]
 
     def env(self, env_id: str) -> Environment:
         """The environment ``env_id``; raises ``Disabled`` when this server cannot serve it,
@@ -137,7 +183,7 @@ def _import(name: str, family: str, registry: Registry) -> ModuleType | None:
     return module
 
 
-def _collect(module: ModuleType | None, registry: Registry) -> None:
+def _collect(module: ModuleType | None, family: str, registry: Registry) -> None:
     if module is None:
         return
     unavailable: dict[str, Unavailable] = getattr(module, "UNAVAILABLE", {})
@@ -155,7 +201,7 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
             raise ValueError(f"environment id {env_id!r} is malformed or not unique")
         if env_id not in unavailable:
             registry.envs[env_id] = env
-    _collect_extensions(module, registry)
+    _collect_extension(module, family, registry)
     for env_id, renderer in getattr(module, "RENDERERS", {}).items():
         if env_id in unavailable:
             continue
@@ -166,15 +212,12 @@ def _collect(module: ModuleType | None, registry: Registry) -> None:
         registry.renderers[env_id] = renderer
 
 
-def _collect_extensions(module: ModuleType, registry: Registry) -> None:
-    """A family's environments that come and go (``DYNAMIC``) and its own HTTP routes
-    (``ROUTERS``: FastAPI routers, mounted next to the core's)."""
-    dynamic = getattr(module, "DYNAMIC", None)
-    if dynamic is not None:
-        if not isinstance(dynamic, DynamicEnvironments):
-            raise ValueError(f"{module.__name__}.DYNAMIC lacks find or listing")
-        registry.dynamic.append(dynamic)
-    registry.routers.extend(getattr(module, "ROUTERS", ()))
+def _collect_extension(module: ModuleType, family: str, registry: Registry) -> None:
+    extension = getattr(module, "EXTENSION", None)
+    if extension is not None:
+        if not isinstance(extension, Extension) or family in registry.extensions:
+            raise ValueError(f"{module.__name__}.EXTENSION is not an Extension, or a second one")
+        registry.extensions[family] = extension
 
 
 def discover(plugins: Sequence[str] = ()) -> Registry:
@@ -184,12 +227,12 @@ def discover(plugins: Sequence[str] = ()) -> Registry:
     """
     registry = Registry()
     for name, _ in _submodules(verifiers):
-        _collect(_import(f"verifiers.{name}", name, registry), registry)
+        _collect(_import(f"verifiers.{name}", name, registry), name, registry)
     for name, is_package in _submodules(environments):
         if is_package:
-            _collect(_import(f"environments.{name}", name, registry), registry)
+            _collect(_import(f"environments.{name}", name, registry), name, registry)
     for plugin in plugins:
-        _collect(_import(plugin, plugin, registry), registry)
+        _collect(_import(plugin, plugin, registry), plugin, registry)
     return registry
 
 

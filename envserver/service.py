@@ -296,7 +296,7 @@ class Service:
         calls = [
             Call(
                 worker.reset,
-                (env_id, seed, options.model_dump(mode="json")),
+                (env_id, seed, worker.sent(options)),
                 timeout,
                 inline=isinstance(env, CheapReset) and env.cheap_reset(options),
             )
@@ -438,7 +438,7 @@ class Service:
             args: tuple[Any, ...] = (
                 task.env,
                 task.seed,
-                options.model_dump(mode="json"),
+                worker.sent(options),
                 item.response,
             )
             return task.env, Call(worker.score_task, args, timeout)
@@ -452,7 +452,7 @@ class Service:
         options = _validate_options(
             check.options_model, {**request.options, **(item.options or {})}, index, "options"
         )
-        args = (check.name, item.response, item.reference, options.model_dump(mode="json"))
+        args = (check.name, item.response, item.reference, worker.sent(options))
         return check.name, Call(
             worker.verify, args, self._timeout(request.timeout_s, check.timeout_s)
         )

@@ -1,14 +1,19 @@
 """What runs inside the pool's worker processes: the registry's families, called by name.
 
-Arguments and results cross the process boundary by pickle, so options travel as plain dicts
-and are validated again here against the family's model.
+Arguments and results cross the process boundary by pickle. Options are validated once, by the
+server, where the request comes in, and cross as pydantic's own pickle state of the model; the
+class is found here by environment or verifier name (a model a family makes at run time has no
+importable class to pickle by reference), and the state is put back unchecked.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from multiprocessing import util
 from typing import Any
+
+from pydantic import BaseModel
 
 from environments.base import (
     EnvironmentInputError,
@@ -19,6 +24,7 @@ from environments.base import (
     StepResult,
 )
 from environments.renderer import Turn
+from envserver.config import Settings
 from envserver.registry import get_registry
 from sandbox import SOCKET_ENV
 from verifiers.score import Score
@@ -26,10 +32,15 @@ from verifiers.score import Score
 log = logging.getLogger("envserver.worker")
 
 
-def attach(sandbox_socket: str | None) -> None:
-    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox."""
+def attach(sandbox_socket: str | None, settings: Settings) -> None:
+    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox, and open
+    the families' resources in this worker (closed when it exits)."""
     if sandbox_socket:
         os.environ[SOCKET_ENV] = sandbox_socket
+    registry = get_registry()
+    registry.open(settings)
+    # A pool worker ends through multiprocessing, which runs its finalizers but not atexit's.
+    util.Finalize(registry, registry.close, exitpriority=0)
 
 
 def warm_up() -> None:
@@ -46,10 +57,22 @@ def warm_up() -> None:
                 log.exception("warming verifier %s failed", check.name)
 
 
-def reset(env_id: str, seed: int, options: dict[str, Any]) -> ResetResult:
-    """``Environment.reset`` of ``env_id``."""
+def sent(options: BaseModel) -> dict[Any, Any]:
+    """Validated ``options`` as they cross to a worker: the model's pickle state."""
+    return options.__getstate__()
+
+
+def received(model: type[BaseModel], state: dict[Any, Any]) -> BaseModel:
+    """The options ``sent`` gave ``state`` of, as instances of ``model`` (not checked again)."""
+    options = model.__new__(model)
+    options.__setstate__(state)
+    return options
+
+
+def reset(env_id: str, seed: int, options: dict[Any, Any]) -> ResetResult:
+    """``Environment.reset`` of ``env_id``; ``options`` as ``sent`` gives them."""
     env = get_registry().env(env_id)
-    return env.reset(seed, env.spec.options_model.model_validate(options))
+    return env.reset(seed, received(env.spec.options_model, options))
 
 
 def step(env_id: str, state: Any, action: str) -> StepResult:
@@ -70,18 +93,18 @@ def render(env_id: str, state: Any, turn: Turn) -> dict[str, Any]:
     return get_registry().renderers[env_id].context(state, turn)
 
 
-def verify(verifier: str, response: str, reference: Any, options: dict[str, Any]) -> Score:
+def verify(verifier: str, response: str, reference: Any, options: dict[Any, Any]) -> Score:
     """Score ``response`` against ``reference`` with the named verifier."""
     check = get_registry().verifier(verifier)
-    return check(response, reference, check.options_model.model_validate(options))
+    return check(response, reference, received(check.options_model, options))
 
 
-def score_task(env_id: str, seed: int, options: dict[str, Any], response: str) -> Score:
+def score_task(env_id: str, seed: int, options: dict[Any, Any], response: str) -> Score:
     """Score ``response`` for the task ``(env_id, seed, options)`` names."""
     env = get_registry().env(env_id)
     if not isinstance(env, SingleTurnScoring):
         raise TypeError(f"{env_id} cannot score a single response")
-    return env.score_response(seed, env.spec.options_model.model_validate(options), response)
+    return env.score_response(seed, received(env.spec.options_model, options), response)
 
 
 def ping() -> int:

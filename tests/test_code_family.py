@@ -38,7 +38,8 @@ FAMILY = CodeTasks()
 def _task(
     seed: int, difficulty: Difficulty = "easy", fmt: str = "any", language: str = "python"
 ) -> CodeTask:
-    return FAMILY.generate(seed, {"difficulty": difficulty, "format": fmt, "language": language})
+    options = {"difficulty": difficulty, "format": fmt, "language": language}
+    return FAMILY.generate(seed, CodeTaskOptions.model_validate(options))
 
 
 def _seeds_by_kind(difficulty: Difficulty, per_kind: int) -> dict[str, list[int]]:
@@ -158,7 +159,7 @@ def test_family_identity_and_options() -> None:
     options = CodeTaskOptions(difficulty="hard")
     with pytest.raises(ValidationError):
         options.difficulty = "easy"  # type: ignore[misc]
-    assert FAMILY.generate(1, {"format": "call"}) == _task(1, fmt="call")
+    assert FAMILY.generate(1, CodeTaskOptions(format="call")) == _task(1, fmt="call")
 
 
 def test_there_are_many_kinds() -> None:
@@ -193,7 +194,8 @@ def test_same_seed_gives_identical_task(difficulty: Difficulty) -> None:
     for seed in [*range(30), 2**31, 2**63 - 1]:
         for fmt in (*FORMATS, "any"):
             first = _task(seed, difficulty, fmt)
-            second = CodeTasks().generate(seed, {"difficulty": difficulty, "format": fmt})
+            options = CodeTaskOptions.model_validate({"difficulty": difficulty, "format": fmt})
+            second = CodeTasks().generate(seed, options)
             assert first == second
             assert json.dumps(asdict(first)) == json.dumps(asdict(second))
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import asdict
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -239,8 +240,10 @@ def test_a_family_ships_a_red_team_suite_with_hostile_cases(family: str) -> None
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_a_family_red_team_suite_holds_in_process(family: str) -> None:
-    results = redteam.run(redteam.InProcess(_suite_registry()), [_suite(family)])
+def test_a_family_red_team_suite_holds_in_process(family: str, tmp_path: Path) -> None:
+    # Served in-process as a server serves: the families' resources open, in a data dir of its own.
+    with _suite_registry().opened(Settings(data_dir=tmp_path)) as registry:
+        results = redteam.run(redteam.InProcess(registry), [_suite(family)])
     failed = [f"{r.case.name}: expected {r.case.expect}, got {r.got} ({r.detail})"
               for r in results if r.verdict == "fail"]  # fmt: skip
     assert not failed, "\n".join(failed)

@@ -18,7 +18,15 @@ from environments.evo.settings import EvoSettings
 
 SEEDS = seed_sources()
 LIS = SEEDS["lis"]
-SETTINGS = EvoSettings("sqlite://", "", "", "default", (0.05, 0.95), 8)
+SETTINGS = EvoSettings(
+    data_dir=Path(),
+    store="sqlite://",
+    reviewer_url="",
+    solver_url="",
+    model="default",
+    pass_band=(0.05, 0.95),
+    solver_samples=8,
+)
 
 
 def run(source: str, pool: list[PoolEntry] | None = None, **kwargs: object) -> Admission:

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -56,7 +57,15 @@ def model() -> Iterator[Model]:
 
 
 def settings(reviewer: str = "", solver: str = "") -> EvoSettings:
-    return EvoSettings("sqlite://", reviewer, solver, "judge", (0.05, 0.95), 2)
+    return EvoSettings(
+        data_dir=Path(),
+        store="sqlite://",
+        reviewer_url=reviewer,
+        solver_url=solver,
+        model="judge",
+        pass_band=(0.05, 0.95),
+        solver_samples=2,
+    )
 
 
 def test_the_model_reviewer_passes_and_rejects_at_l3(model: Model) -> None:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,15 @@ from environments.evo.program import (
 from environments.evo.settings import EvoSettings
 from sandbox.model import RunRecord
 
-SETTINGS = EvoSettings("sqlite://", "", "", "default", (0.05, 0.95), 8)
+SETTINGS = EvoSettings(
+    data_dir=Path(),
+    store="sqlite://",
+    reviewer_url="",
+    solver_url="",
+    model="default",
+    pass_band=(0.05, 0.95),
+    solver_samples=8,
+)
 HEAVY = '''"""Planted subset-sum whose oracle tries every subset: heavy but legal."""
 
 import random

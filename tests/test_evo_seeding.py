@@ -23,7 +23,15 @@ from environments.evo.settings import EvoSettings
 from environments.evo.store import Store, SubmissionRow
 from tests.server import ROOT
 
-SETTINGS = EvoSettings("sqlite://", "", "", "default", (0.05, 0.95), 8)
+SETTINGS = EvoSettings(
+    data_dir=Path(),
+    store="sqlite://",
+    reviewer_url="",
+    solver_url="",
+    model="default",
+    pass_band=(0.05, 0.95),
+    solver_samples=8,
+)
 NAMES = sorted(check_source(source).name for source in seed_sources().values())
 OPEN_AT = """
 import sys, time

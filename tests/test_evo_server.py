@@ -14,7 +14,7 @@ import httpx
 import pytest
 from openapi_schema_validator import OAS31Validator
 
-from environments.evo.construct import Construct, source_of
+from environments.evo.construct import expert_source
 from environments.evo.contract import check_source
 from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
@@ -46,7 +46,7 @@ def oracle(seed: int, difficulty: int = 1) -> str:
 
 def expert(seed: int) -> str:
     """A new environment (not a seed): the construction expert's recurrence for ``seed``."""
-    return source_of(Construct().expert_action({"seed": seed}))
+    return expert_source(seed)
 
 
 def test_a_fresh_server_serves_the_ten_seeds_and_a_restart_keeps_them_once(
@@ -199,7 +199,7 @@ def test_an_evo_construct_episode_with_a_valid_submission_earns_a_positive_rewar
     with httpx.Client(base_url=base_url, timeout=180) as http:
         reset = http.post("/v1/envs/evo/construct/reset", json={"seed": 4}).json()
         assert "generate(seed, difficulty)" in reset["observation"]
-        action = Construct().expert_action({"seed": 4})
+        action = f"```python\n{expert_source(4)}```"
         step = http.post(
             "/v1/envs/evo/construct/step", json={"state": reset["state"], "action": action}
         ).json()

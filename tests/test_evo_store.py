@@ -13,7 +13,15 @@ from environments.evo.settings import EvoSettings
 from environments.evo.store import Store
 
 SEEDS = seed_sources()
-SETTINGS = EvoSettings("sqlite://", "", "", "default", (0.05, 0.95), 8)
+SETTINGS = EvoSettings(
+    data_dir=Path(),
+    store="sqlite://",
+    reviewer_url="",
+    solver_url="",
+    model="default",
+    pass_band=(0.05, 0.95),
+    solver_samples=8,
+)
 
 
 def _exercise(store: Store) -> None:

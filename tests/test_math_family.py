@@ -97,7 +97,9 @@ def test_environment_spec() -> None:
 def test_same_seed_gives_identical_task_in_fresh_instances(difficulty: Difficulty) -> None:
     for seed in [*range(40), 2**31, 2**63 - 1]:
         first = MathTasks().generate(seed, MathTaskOptions(difficulty=difficulty))
-        second = MathTasks().generate(seed, {"difficulty": difficulty})
+        second = MathTasks().generate(
+            seed, MathTaskOptions.model_validate({"difficulty": difficulty})
+        )
         assert first == second
         assert json.dumps(asdict(first)) == json.dumps(asdict(second))
 

@@ -281,7 +281,7 @@ def test_activation_variants_reach_level_5_and_name_their_parts(kind: str, circu
     family = BY_ID[f"sbol/{kind}"]
     kinds = set()
     for seed in range(4):
-        task = family.generate(seed, {"circuit": circuit, "activation": True})
+        task = family.generate(seed, SbolOptions(circuit=circuit, activation=True))
         result = VERIFIER(family.expert_response(task), task.reference)
         assert (result.status, result.reward) == ("ok", 1.0), result.detail
         assert task.reference["activation"] is True
@@ -294,10 +294,10 @@ def test_activation_variants_reach_level_5_and_name_their_parts(kind: str, circu
 
 def test_activation_is_refused_where_no_variant_exists() -> None:
     with pytest.raises(EnvironmentInputError, match="offered for sbol/design and sbol/completion"):
-        BY_ID["sbol/repair"].generate(0, {"circuit": "logic_gate", "activation": True})
+        BY_ID["sbol/repair"].generate(0, SbolOptions(circuit="logic_gate", activation=True))
     with pytest.raises(EnvironmentInputError, match="not toggle_switch"):
-        BY_ID["sbol/design"].generate(0, {"circuit": "toggle_switch", "activation": True})
+        BY_ID["sbol/design"].generate(0, SbolOptions(circuit="toggle_switch", activation=True))
     with pytest.raises(EnvironmentInputError, match="no held-out split"):
         BY_ID["sbol/design"].generate(
-            0, {"circuit": "logic_gate", "activation": True, "split": "ood"}
+            0, SbolOptions(circuit="logic_gate", activation=True, split="ood")
         )

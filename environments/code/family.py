@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
@@ -108,7 +108,7 @@ def resolve_format(seed: int, options: CodeTaskOptions) -> Format:
     return random.Random(f"{FAMILY_ID}@{VERSION}/{seed}/format").choice(FORMATS)
 
 
-class CodeTasks(TaskFamily):
+class CodeTasks(TaskFamily[CodeTaskOptions]):
     """Seeded programming problems with hidden tests (a ``TaskFamily``)."""
 
     id = FAMILY_ID
@@ -121,7 +121,6 @@ class CodeTasks(TaskFamily):
         "Python function checked by assert statements. Scored in the sandbox by the "
         "'code' verifier: the fraction of hidden tests passed."
     )
-    options_model = CodeTaskOptions
     verifier = VERIFIER
     action_format = (
         "The solution in a single fenced code block (```python or, for C++ tasks, ```cpp) in "
@@ -129,11 +128,9 @@ class CodeTasks(TaskFamily):
         "function with the given name and signature."
     )
 
-    def generate(self, seed: int, options: Any) -> CodeTask:
+    def generate(self, seed: int, options: CodeTaskOptions) -> CodeTask:
         """The task ``(seed, options)`` names; the same arguments give an identical task in
-        every process. Raises ``pydantic.ValidationError`` for options that are not valid."""
-        if not isinstance(options, CodeTaskOptions):
-            options = CodeTaskOptions.model_validate(options)
+        every process."""
         kind, problem, example, cases = draw_problem(seed, options.difficulty)
         fmt = resolve_format(seed, options)
         language = options.language

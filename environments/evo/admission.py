@@ -337,12 +337,12 @@ def admit(
     source: str,
     pool: Iterable[PoolEntry],
     rollouts: list[Rollout] | None = None,
-    settings: EvoSettings | None = None,
+    *,
+    settings: EvoSettings,
     reviewer: Reviewer | None = None,
 ) -> Admission:
     """Run L1-L5 on ``source`` against the admitted ``pool``. Never raises for what the code
     does; infrastructure failures (sandbox, endpoints) give outcome ``error``."""
-    settings = settings or EvoSettings.from_environ()
     if reviewer is None:
         reviewer = (
             ModelReviewer(settings.reviewer_url, settings.model)

@@ -19,8 +19,7 @@ from environments.base import (
 )
 from environments.evo.admission import Admission, admit
 from environments.evo.contract import ContractError, check_source
-from environments.evo.settings import EvoSettings
-from environments.evo.store import open_store
+from environments.evo.resources import EvoResources
 from verifiers.numbers import Options
 from verifiers.score import Score
 
@@ -68,7 +67,8 @@ def _components(admission: Admission) -> dict[str, float]:
 
 
 class Construct:
-    """One step: submit an environment; 1 when admitted, 0 with the rejecting stage otherwise."""
+    """One step: submit an environment; 1 when admitted, 0 with the rejecting stage otherwise
+    (admitted against the pool in ``resources``' store, under its settings)."""
 
     spec = EnvSpec(
         id="evo/construct",
@@ -84,6 +84,9 @@ class Construct:
         timeout_s=120.0,
         max_episode_steps=1,
     )
+
+    def __init__(self, resources: EvoResources) -> None:
+        self._resources = resources
 
     def reset(self, seed: int, options: Any) -> ResetResult:
         """The request: a theme and the contract."""
@@ -107,8 +110,8 @@ class Construct:
         except ContractError as exc:
             score = Score.invalid(f"L1: not an environment module: {exc}")
             return StepResult("", score, True, False, done, {"outcome": "rejected", "stage": "L1"})
-        settings = EvoSettings.from_environ()
-        admission = admit(source, open_store(settings.store_url).pool(), settings=settings)
+        evo = self._resources
+        admission = admit(source, evo.store.pool(), settings=evo.settings)
         info = {
             "outcome": admission.outcome,
             "stage": admission.stage,
@@ -117,19 +120,22 @@ class Construct:
         }
         if admission.outcome == "error":
             # Infrastructure: no verdict, the state does not move and the step can be retried.
-            return StepResult("", Score(None, "error", detail=admission.reason), False, False,
-                              state, info)  # fmt: skip
+            return StepResult("", Score.error(admission.reason), False, False, state, info)
         admitted = admission.outcome == "admitted"
         detail = "" if admitted else f"{admission.stage}: {admission.reason}"
         score = Score.ok(1.0 if admitted else 0.0, _components(admission), detail=detail)
         return StepResult("", score, True, False, done, info)
 
     def expert_action(self, state: Any) -> str:
-        """A fresh linear recurrence modulo a prime, its constants drawn from the seed."""
-        seed = int(state["seed"])
-        rng = random.Random(f"evo/construct@1/{seed}")
-        a, b, modulus = rng.randint(2, 97), rng.randint(2, 97), rng.choice((101, 103, 107, 109))
-        return f"```python\n{EXPERT.format(seed=seed, a=a, b=b, m=modulus)}```"
+        """The expert module for the state's seed, fenced."""
+        return f"```python\n{expert_source(int(state['seed']))}```"
+
+
+def expert_source(seed: int) -> str:
+    """A fresh linear recurrence modulo a prime, its constants drawn from the seed."""
+    rng = random.Random(f"evo/construct@1/{seed}")
+    a, b, modulus = rng.randint(2, 97), rng.randint(2, 97), rng.choice((101, 103, 107, 109))
+    return EXPERT.format(seed=seed, a=a, b=b, m=modulus)
 
 
 EXPERT = '''"""A linear recurrence modulo a prime: a loop as code, long arithmetic by hand."""

@@ -85,7 +85,9 @@ def seed_admissions() -> list[tuple[str, Admission]]:
 def main() -> None:
     """Admit the seeds in this machine's sandbox and write their records."""
     logging.basicConfig(level=logging.INFO)
-    RECORDS.write_text(records(admit_seeds(EvoSettings.from_environ())))
+    # The variables' reviewer, solver and band; admission opens no store, so no data directory.
+    settings = EvoSettings(data_dir=Path())
+    RECORDS.write_text(records(admit_seeds(settings)))
     print(f"wrote {RECORDS}")
 
 

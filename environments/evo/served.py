@@ -1,6 +1,6 @@
 """Admitted environments served as ``evo/<name>`` through the generic single-turn adapter, their
-code running in the sandbox's warm workers; the store is the one source of truth, so every
-replica and every worker process serves the same ones.
+code running in the sandbox's warm workers, and ``evo/construct``; the store is the one source of
+truth, so every replica and every worker process serves the same ones.
 
 Each lookup reads the store's generation (one primary-key read, bumped by every admission,
 retirement and restore) and re-reads the environments only when it moved: a process that
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, create_model
 
 from environments.base import Environment, EnvironmentGone
+from environments.evo.construct import Construct
 from environments.evo.program import (
     ProgramFailure,
     SandboxFailure,
@@ -24,8 +25,8 @@ from environments.evo.program import (
     score_call,
     task_call,
 )
-from environments.evo.settings import EvoSettings
-from environments.evo.store import StoredEnv, open_store
+from environments.evo.resources import EvoResources
+from environments.evo.store import StoredEnv
 from environments.single_turn import SingleTurnEnvironment, Task, TaskFamily
 from verifiers.base import Verifier
 from verifiers.numbers import Options
@@ -35,7 +36,10 @@ PREFIX = "evo/"
 
 
 class _DifficultyOptions(Options):
-    """An admitted environment's options: its difficulty."""
+    """An admitted environment's options: its difficulty (each environment's own model checks
+    it against its levels)."""
+
+    difficulty: int
 
 
 def _score(source: str) -> Callable[[str, Any, Any], Score]:
@@ -44,23 +48,23 @@ def _score(source: str) -> Callable[[str, Any, Any], Score]:
         try:
             result = run_calls(source, [score_call(reference["instance"], response)])[0]
         except SandboxFailure as exc:
-            return Score(None, "error", detail=f"the sandbox failed: {exc}")
+            return Score.error(f"the sandbox failed: {exc}")
         except ProgramFailure as exc:
-            status: Literal["timeout", "error"] = "timeout" if exc.status == "timeout" else "error"
-            return Score(None, status, detail=f"the environment's score failed: {exc}")
+            failed = Score.timeout if exc.status == "timeout" else Score.error
+            return failed(f"the environment's score failed: {exc}")
         if result.error is not None:
-            return Score(None, "error", detail=f"the environment's score raised: {result.error}")
+            return Score.error(f"the environment's score raised: {result.error}")
         if result.value is None:
             return Score.invalid("no answer could be read (<answer>...</answer>)")
         value = float(result.value)
         if not 0.0 <= value <= 1.0:
-            return Score(None, "error", detail=f"the environment scored {value}, outside [0, 1]")
+            return Score.error(f"the environment scored {value}, outside [0, 1]")
         return Score.ok(value, detail="" if value >= 1.0 else "not accepted")
 
     return check
 
 
-class EvoTasks(TaskFamily):
+class EvoTasks(TaskFamily[_DifficultyOptions]):
     """One admitted environment as a task family: tasks and scores from its code."""
 
     def __init__(self, stored: StoredEnv) -> None:
@@ -97,7 +101,7 @@ class EvoTasks(TaskFamily):
             timeout_s=30.0,
         )
 
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: _DifficultyOptions) -> Task:
         """The task from the environment's ``generate``, ``prompt`` and ``reference``, made in
         the sandbox; raises RuntimeError when it cannot be made (served as ``error``)."""
         try:
@@ -119,16 +123,19 @@ class EvoTasks(TaskFamily):
 
 
 class EvoPool:
-    """``DynamicEnvironments`` over the store: admitted, unretired environments by name."""
+    """``DynamicEnvironments`` over the store: ``evo/construct``, and the admitted, unretired
+    environments by name."""
 
-    def __init__(self) -> None:
+    def __init__(self, resources: EvoResources) -> None:
+        self._store = resources.store
+        self._construct = Construct(resources)
         self._lock = threading.Lock()
         self._generation: int | None = None
         self._latest: dict[str, StoredEnv] = {}
         self._served: dict[tuple[str, int, str], Environment] = {}
 
     def _fresh(self) -> dict[str, StoredEnv]:
-        store = open_store(EvoSettings.from_environ().store_url)
+        store = self._store
         # The generation first: what is read after it is at least that new (a change committed
         # in between only makes the next call read again).
         generation = store.generation()
@@ -146,7 +153,10 @@ class EvoPool:
             return self._served[key]
 
     def find(self, env_id: str) -> Environment | None:
-        """``evo/<name>`` if admitted; raises ``EnvironmentGone`` when retired."""
+        """``evo/construct``, or ``evo/<name>`` if admitted; raises ``EnvironmentGone`` when
+        retired."""
+        if env_id == self._construct.spec.id:
+            return self._construct
         if not env_id.startswith(PREFIX):
             return None
         stored = self._fresh().get(env_id.removeprefix(PREFIX))
@@ -160,8 +170,6 @@ class EvoPool:
         return self._served_env(stored)
 
     def listing(self) -> Sequence[Environment]:
-        """Every admitted environment not retired."""
-        return [self._served_env(s) for s in self._fresh().values() if not s.retired]
-
-
-POOL = EvoPool()
+        """``evo/construct`` and every admitted environment not retired."""
+        admitted = [self._served_env(s) for s in self._fresh().values() if not s.retired]
+        return [self._construct, *admitted]

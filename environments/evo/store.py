@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +166,10 @@ class Store:
                 if attempt == RACE_TRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def close(self) -> None:
+        """Close the engine's pooled connections."""
+        self.engine.dispose()
 
     def generation(self) -> int:
         """The store's generation: it moves whenever what is served changes."""
@@ -328,15 +330,9 @@ def _stored(env: EnvRow, text: str) -> StoredEnv:
 
 
 def open_store(url: str) -> Store:
-    """The process's store at ``url`` (one engine and connection pool per process: a forked
-    child that used its parent's pooled connections would talk over the parent's sockets), with
-    the seeds planted where their names were never served (``seeding``)."""
-    return _open_store(url, os.getpid())
-
-
-@cache
-def _open_store(url: str, pid: int) -> Store:
-    del pid  # the cache key: each process opens its own
+    """The store at ``url``, with the seeds planted where their names were never served
+    (``seeding``). Each process opens its own (the core does, after any fork: a child that used
+    its parent's pooled connections would talk over the parent's sockets)."""
     store = Store(url)
     planted = store.plant(seed_admissions(), SUBMITTER)
     if planted:

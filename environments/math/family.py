@@ -4,7 +4,6 @@ math-verify)."""
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import sympy
 from pydantic import Field
@@ -40,7 +39,7 @@ class MathTaskOptions(Options):
     )
 
 
-class MathTasks(TaskFamily):
+class MathTasks(TaskFamily[MathTaskOptions]):
     """Seeded procedural math problems with exact answers (a ``TaskFamily``)."""
 
     id = FAMILY_ID
@@ -51,18 +50,15 @@ class MathTasks(TaskFamily):
         "theory; quadratics, calculus, counting and modular arithmetic. The final answer "
         "goes in \\boxed{} and is checked for mathematical equivalence with math-verify."
     )
-    options_model = MathTaskOptions
     verifier = VERIFIER
     action_format = (
         "Text that ends with the final answer in \\boxed{}; any mathematically equivalent form "
         "(fraction, decimal, surd, set of roots) is accepted."
     )
 
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: MathTaskOptions) -> Task:
         """The task ``(seed, options)`` names; the same arguments give an identical task in
-        every process. Raises ``pydantic.ValidationError`` for options that are not valid."""
-        if not isinstance(options, MathTaskOptions):
-            options = MathTaskOptions.model_validate(options)
+        every process."""
         kind, problem = draw_problem(seed, options.difficulty)
         return Task(
             prompt=f"{problem.statement}\n\n{ANSWER_INSTRUCTION}",
@@ -70,11 +66,11 @@ class MathTasks(TaskFamily):
             metadata={"difficulty": options.difficulty, "kind": kind},
         )
 
-    def cheap_generation(self, options: Any) -> bool:
+    def cheap_generation(self, options: MathTaskOptions) -> bool:
         """Easy and medium tasks are integer and fraction arithmetic on small random numbers
         (p99 under 0.1 ms, no search); hard ones solve quadratics and integrals with sympy,
         whose first calls on a new expression take up to a tenth of a second."""
-        return isinstance(options, MathTaskOptions) and options.difficulty != "hard"
+        return options.difficulty != "hard"
 
     def expert_response(self, task: Task) -> str:
         """A short response that ends with the reference answer boxed."""

@@ -29,7 +29,7 @@ def reference_for(task_id: str) -> dict[str, Any]:
     family = families()[parsed.env]
     if parsed.version != family.version:
         raise KeyError(f"{task_id}: this code serves {parsed.env}@{family.version}")
-    options = family.options_model.model_validate(parsed.options)
+    options: Any = family.options_model.model_validate(parsed.options)
     return family.reference(family.generate(parsed.seed, options))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from environments.opt.prompt import build_prompt
 from environments.opt.references import reference
@@ -36,12 +36,11 @@ class OptBenchOptions(OptTaskOptions):
 ACTION_FORMAT = "Reasoning, then a final line 'Answer: <solution>' in the task's submission format."
 
 
-class OptTaskFamily(TaskFamily):
+class OptTaskFamily(TaskFamily[OptTaskOptions]):
     """One task: a seeded instance and its prompt (a ``TaskFamily``); the exact reference is
     proved when a score first needs it (``reference``), never at reset."""
 
     version = VERSION
-    options_model: type[BaseModel] = OptTaskOptions
     verifier = VERIFIER
     action_format = ACTION_FORMAT
 
@@ -55,7 +54,7 @@ class OptTaskFamily(TaskFamily):
         # A private generator seeded by a string: stable across processes and hash seeds.
         return self.task.generate(random.Random(f"{self.id}@{VERSION}/{seed}/{level}"), level)
 
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: OptTaskOptions) -> Task:
         """The instance ``(seed, level)`` names and its prompt. The reference holds the task
         and the instance only: proving the optimum can take seconds (``reference`` does it)."""
         level: Level = options.level
@@ -83,7 +82,7 @@ class OptTaskFamily(TaskFamily):
         return f"An optimal solution.\nAnswer: {self.reference(task)['answer']}"
 
 
-class OptBenchFamily(TaskFamily):
+class OptBenchFamily(TaskFamily[OptBenchOptions]):
     """All ten tasks in turn: seed ``s`` is task ``s % 10``'s seed ``s // 10``, so seeds
     0..999 at the bench level are the 1,000-instance benchmark set (100 per task)."""
 
@@ -94,7 +93,6 @@ class OptBenchFamily(TaskFamily):
         "graph, partition, schedule), each seed one instance; seeds 0-999 at level 'bench' "
         "are the benchmark set. Reward: quality ratio against the proven optimum."
     )
-    options_model = OptBenchOptions
     verifier = VERIFIER
     action_format = ACTION_FORMAT
 
@@ -105,7 +103,7 @@ class OptBenchFamily(TaskFamily):
         """The task family and its seed that benchmark seed ``seed`` names."""
         return self.families[seed % len(self.families)], seed // len(self.families)
 
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: OptBenchOptions) -> Task:
         """The member task's instance for the member seed."""
         family, member_seed = self.member(seed)
         return family.generate(member_seed, OptTaskOptions(level=options.level))

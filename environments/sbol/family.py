@@ -65,19 +65,16 @@ class SbolTask(Task):
     answer: Blueprint | None = None
 
 
-class _SbolTasks(TaskFamily):
+class _SbolTasks(TaskFamily[SbolOptions]):
     """Shared generation: the circuit, then the task kind's builder."""
 
     kind: TaskKind
     version = VERSION
-    options_model = SbolOptions
     verifier = VERIFIER
     action_format = ACTION
 
-    def generate(self, seed: int, options: Any) -> SbolTask:
+    def generate(self, seed: int, options: SbolOptions) -> SbolTask:
         """The task ``(seed, options)`` names, identical in every process."""
-        if not isinstance(options, SbolOptions):
-            options = SbolOptions.model_validate(options)
         types = tuple(ACTIVATED) if options.activation else CIRCUIT_TYPES
         circuit: CircuitType = (
             random.Random(f"{self.id}@{VERSION}/{seed}/circuit").choice(types)

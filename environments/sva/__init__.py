@@ -4,12 +4,14 @@ property equivalence (``verifiers.sva``): FVEval's NL2SVA-Human and -Machine set
 
 from __future__ import annotations
 
+from typing import Any
+
 from environments.single_turn import SingleTurnEnvironment, TaskFamily
 from environments.sva.family import GeneratedFamily, Nl2SvaDataset
 from environments.sva.loader import SPLITS, unavailable
 from verifiers.base import Unavailable
 
-_FAMILIES: tuple[TaskFamily, ...] = (GeneratedFamily(), *(Nl2SvaDataset(s) for s in SPLITS))
+_FAMILIES: tuple[TaskFamily[Any], ...] = (GeneratedFamily(), *(Nl2SvaDataset(s) for s in SPLITS))
 ENVIRONMENTS = tuple(SingleTurnEnvironment(family) for family in _FAMILIES)
 _WHY = unavailable()
 UNAVAILABLE: dict[str, Unavailable] = (

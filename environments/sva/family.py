@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel
-
 from environments.base import EnvironmentUnavailable
 from environments.single_turn import Task, TaskFamily
 from environments.sva.generator import LEVELS, GeneratedOptions, generate_task
@@ -29,12 +25,11 @@ ACTION_FORMAT = (
 )
 
 
-class Nl2SvaDataset(TaskFamily):
+class Nl2SvaDataset(TaskFamily[DatasetOptions]):
     """FVEval NL2SVA-Human or -Machine: seed ``s`` is served row ``s mod n`` (rows that do not
     parse or are tautologies are not served; ``environments.sva.loader`` reports them)."""
 
     version = VERSION
-    options_model: type[BaseModel] = DatasetOptions
     verifier = NL2SVA
     action_format = ACTION_FORMAT
     observation_format = "chat"
@@ -53,7 +48,7 @@ class Nl2SvaDataset(TaskFamily):
             "reference (1 equivalent, partial credit one-way, 0 otherwise)."
         )
 
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: DatasetOptions) -> Task:
         """The row seed ``seed`` names, its FVEval prompt and its reference."""
         try:
             rows = dataset(self.split).rows
@@ -80,7 +75,7 @@ class Nl2SvaDataset(TaskFamily):
         return fenced(task.reference["assertion"])
 
 
-class GeneratedFamily(TaskFamily):
+class GeneratedFamily(TaskFamily[GeneratedOptions]):
     """Seeded NL2SVA-Machine-style tasks (``environments.sva.generator``)."""
 
     id = "sva/generated"
@@ -92,12 +87,11 @@ class GeneratedFamily(TaskFamily):
         f"until) over-represented; levels {', '.join(LEVELS)} (option 'level'). Every "
         "reference parses and is neither a tautology nor vacuous."
     )
-    options_model = GeneratedOptions
     verifier = NL2SVA
     action_format = ACTION_FORMAT
     observation_format = "chat"
 
-    def generate(self, seed: int, options: Any) -> Task:
+    def generate(self, seed: int, options: GeneratedOptions) -> Task:
         """The task ``(seed, level)`` names."""
         generated = generate_task(seed, options.level, VERSION)
         return Task(

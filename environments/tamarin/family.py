@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from environments.base import (
     Branch,
@@ -160,10 +160,9 @@ class TamarinProofEnv:
 
     # --- the contract --------------------------------------------------------------------------
 
-    def reset(self, seed: int, options: BaseModel) -> ResetResult:
+    def reset(self, seed: int, options: ProofOptions) -> ResetResult:
         """Open the lemma's root. Raises EnvironmentInputError for an unknown theory or lemma,
         a refused theory, or a theory no prover here can serve."""
-        assert isinstance(options, ProofOptions)
         theory_id, lemma = options.theory, options.lemma
         if theory_id is None and options.source is None:
             pairs = provers().servable()

@@ -8,7 +8,7 @@ import random
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from environments.base import (
     EnvironmentInputError,
@@ -110,10 +110,8 @@ class WebShopEnv:
         position = min(bisect.bisect_right(cumulative, draw), len(goals) - 1)
         return (split.start or 0) + position
 
-    def reset(self, seed: int, options: BaseModel) -> ResetResult:
+    def reset(self, seed: int, options: WebShopOptions) -> ResetResult:
         """The search page of the goal ``(seed, options)`` name."""
-        if not isinstance(options, WebShopOptions):
-            options = WebShopOptions.model_validate(options.model_dump())
         index = self.pick_goal(seed, options)
         state = EpisodeState(
             catalogue=self.shop.fingerprint,
