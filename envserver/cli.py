@@ -252,9 +252,12 @@ def audit(
     if env_id is not None and not chosen:
         fail(f"no red-team suite has cases for {env_id!r}", EXIT_USAGE)
     if url is None:
-        from envserver.registry import discover  # noqa: PLC0415  (the server's side: only here)
+        from envserver.config import Settings  # noqa: PLC0415  (the server's side: only here)
+        from envserver.registry import discover  # noqa: PLC0415
 
-        results = redteam.run(redteam.InProcess(discover(modules)), chosen)
+        # Opened as a server opens it, so families with resources (a store) serve their cases.
+        with discover(modules).opened(Settings()) as registry:
+            results = redteam.run(redteam.InProcess(registry), chosen)
     else:
         from clients.audit import OverHttp  # noqa: PLC0415
 

@@ -121,9 +121,12 @@ def _imports(path: Path) -> set[str]:
     ],
 )
 def test_a_layer_imports_nothing_above_it(layer: str, above: set[str]) -> None:
+    """A family's ``cli.py`` is a command-line program run by ``envserver <family>``, never
+    imported by the layers: it may drive a server through the HTTP client (Tamarin's ``prove``)."""
     offending = {
-        str(path.relative_to(ROOT)): sorted(_imports(path) & above)
+        str(path.relative_to(ROOT)): sorted(_imports(path) & allowed)
         for path in sorted((ROOT / layer).rglob("*.py"))
-        if _imports(path) & above
+        for allowed in [above - {"clients"} if path.name == "cli.py" else above]
+        if _imports(path) & allowed
     }
     assert not offending, offending

@@ -8,8 +8,6 @@ the step's reward (``won``, or a process reward), its components and info.
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
 from environments.alfworld.engine import NOTHING_HAPPENS
 from environments.alfworld.engines import ENGINES, Moment
 from environments.alfworld.generator import MAX_STEPS
@@ -52,10 +50,8 @@ class AlfWorldEnv:
             max_episode_steps=MAX_STEPS,
         )
 
-    def reset(self, seed: int, options: BaseModel) -> ResetResult:
-        """The first observation of the game ``(seed, options)`` name."""
-        if not isinstance(options, AlfWorldOptions):  # the registry validated them already
-            options = AlfWorldOptions.model_validate(options.model_dump())
+    def reset(self, seed: int, options: AlfWorldOptions) -> ResetResult:
+        """The first observation of the game ``(seed, options)`` name (validated at the edge)."""
         opening = ENGINES[options.engine].start(seed, options)
         info = _info(opening.moment, options.expert_plan) | opening.info
         return ResetResult(opening.moment.observation, dump(opening.episode), info)

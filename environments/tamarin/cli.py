@@ -6,15 +6,12 @@ the project's HTTP client (``clients/proof_search``), so this module imports no 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Protocol, TypeVar
 
 import typer
 
 from clients.cli import EXIT_NO_REWARD, ApiKey, Url, connect, fail, reporting
 from clients.http import DEFAULT_URL
-
-if TYPE_CHECKING:
-    from envserver.wire import ResetResponse
 
 ENV_ID = "tamarin/proof"
 
@@ -68,7 +65,21 @@ def prove(
                 typer.echo(found[1].proof)
 
 
-def _opened(episode: ResetResponse) -> ResetResponse:
+class _Reset(Protocol):
+    """What the command reads of a reset answer (the client's ``ResetResponse``)."""
+
+    @property
+    def state(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
+
+_R = TypeVar("_R", bound=_Reset)
+
+
+def _opened(episode: _R) -> _R:
     """A reset that opened an episode; a failed one (``timeout``/``error``: no state) ends the
     command with its reason."""
     if episode.state is None:
