@@ -124,6 +124,40 @@ def test_a_worker_that_dies_fails_its_item_alone_and_is_replaced() -> None:
     assert pool.crashes == 2 and pool.restarts == 2
 
 
+def test_a_fork_server_that_just_died_is_replaced_without_a_failed_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Its worker dies with it, and the replacement starts while it may still be dying: that
+    # start is refused (or loses it mid-request) and must wait for the next fork server rather
+    # than fail (issue 27: "cannot start a worker process: [Errno 111]").
+    pool = Executor(1, max_queue_items=8)
+
+    async def kill_five_times() -> list[Any]:
+        # As the server's lifespan does: the pool's first start, then its watch.
+        values = [o.value for o in await pool.run([Call(add, (1, 1), 10)])]
+        watch = asyncio.create_task(pool.watch())
+        for _ in range(5):
+            server = [pid for pid, args in _children(os.getpid()) if "forkserver" in args]
+            worker = [pid for pid, _ in _children(server[0])]
+            # The worker dies with its fork server (killed too, at once): once the pool sees
+            # it gone its replacement starts, while the fork server may still be dying.
+            os.kill(server[0], signal.SIGKILL)
+            os.kill(worker[0], signal.SIGKILL)
+            while pool.ready_workers():
+                await asyncio.sleep(0.001)
+            values += [o.detail or o.value for o in await pool.run([Call(add, (2, 2), 30)])]
+        watch.cancel()
+        return values
+
+    try:
+        assert asyncio.run(kill_five_times()) == [2] + [4] * 5
+    finally:
+        pool.close()
+    failed = [r.getMessage() for r in caplog.records if "cannot start" in r.getMessage()]
+    assert not failed, failed
+    assert pool.restarts == 5
+
+
 def test_an_item_past_its_deadline_is_stopped_alone(executor: Executor) -> None:
     started = time.monotonic()
     calls: list[Call[Any]] = [Call(time.sleep, (30,), 0.5), Call(add, (1, 1), 10)]
