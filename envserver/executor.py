@@ -374,9 +374,19 @@ class Executor:
             self.check()
             await asyncio.sleep(interval_s)
 
-    def close(self) -> None:
-        """Stop the workers; items in flight or queued end with ``error``."""
+    def close(self, grace_s: float = 2.0) -> None:
+        """Stop the workers; items in flight or queued end with ``error``. Idle workers leave by
+        themselves once their sockets close, running their exit handlers: multiprocessing's
+        finalizers unlink the semaphores a library made there (tqdm makes one even for a hidden
+        bar), which a killed worker leaks (the resource tracker's warning at Ctrl-C). Busy ones,
+        and any not gone within ``grace_s``, are killed."""
         self._closed = True
+        idle = [w for w in self._slots if w is not None and w.job is None]
+        for worker in idle:
+            self._hang_up(worker)
+        deadline = time.monotonic() + grace_s
+        for worker in idle:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
         for worker in self._slots:
             if worker is not None:
                 self._retire(worker)
@@ -591,6 +601,10 @@ class Executor:
         self._kill(worker)
         if self._slots[worker.slot] is worker:
             self._slots[worker.slot] = None
+        self._hang_up(worker)
+
+    def _hang_up(self, worker: _Worker) -> None:
+        """Stop listening to a worker and close its socket (an idle one then leaves)."""
         self._unlisten(worker.process.sentinel)
         if not worker.channel.closed:
             self._unlisten(worker.channel.fileno())
