@@ -382,11 +382,11 @@ class Executor:
         and any not gone within ``grace_s``, are killed."""
         self._closed = True
         idle = [w for w in self._slots if w is not None and w.job is None]
-        for worker in idle:
-            self._hang_up(worker)
+        for leaving in idle:
+            self._hang_up(leaving)
         deadline = time.monotonic() + grace_s
-        for worker in idle:
-            worker.process.join(max(0.0, deadline - time.monotonic()))
+        for leaving in idle:
+            leaving.process.join(max(0.0, deadline - time.monotonic()))
         for worker in self._slots:
             if worker is not None:
                 self._retire(worker)
