@@ -11,7 +11,7 @@ BIN := $(VENV)/bin
 SERVE_STAMP := $(VENV)/.serve-installed
 STAMP := $(VENV)/.installed
 # The suite mostly waits (servers starting, subprocesses): more workers than cores pay off.
-# Each test file runs whole on one worker, so a module's shared server starts once.
+# Each test file runs whole on one worker (pyproject's --dist loadfile).
 TEST_WORKERS ?= 4
 
 .PHONY: setup setup-serve venv test-tools serve test lint types unit bench clean
@@ -69,7 +69,7 @@ types: setup
 	$(BIN)/mypy
 
 unit: setup test-tools
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test: lint types unit
 
