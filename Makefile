@@ -1,22 +1,42 @@
 # Two commands do everything on a fresh Debian 12 machine with Python 3.11:
-#   make serve   set up .venv and run the server
-#   make test    set up .venv and run lint, types and tests
-# Set-up is idempotent: the venv is rebuilt only when pyproject.toml changes.
+#   make serve   set up .venv for serving (every family's packages, nothing else) and run the server
+#   make test    set up .venv for development (tests, training, browsers, benchmarks too) and run
+#                lint, types and tests
+# Set-up is idempotent: each stamp is remade only when pyproject.toml changes, and a venv set up
+# for the tests serves as it is (it holds everything serving needs).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+SERVE_STAMP := $(VENV)/.serve-installed
 STAMP := $(VENV)/.installed
+# The suite mostly waits (servers starting, subprocesses): more workers than cores pay off.
+# Each test file runs whole on one worker (pyproject's --dist loadfile).
+TEST_WORKERS ?= 4
 
-.PHONY: setup test-tools serve test lint types unit bench clean
+.PHONY: setup setup-serve venv test-tools serve test lint types unit bench clean
 
-setup: $(STAMP)
-
-$(STAMP): pyproject.toml
+# What serving needs from the system: a venv, and libseccomp for the sandbox.
+venv:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
 	@if ! $(PYTHON) -m venv --help >/dev/null 2>&1 || ! $(PYTHON) -c 'import ensurepip' 2>/dev/null; then \
 		echo "installing python3-venv"; apt-get update -qq && apt-get install -y -qq python3-venv; fi
 	@ldconfig -p | grep -q libseccomp.so.2 || { apt-get update -qq && apt-get install -y -qq libseccomp2; }
+	@test -x $(BIN)/python || { $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install -q --upgrade pip; }
+
+setup-serve: $(SERVE_STAMP)
+
+# The serve extra: every family's packages. ALFWorld's own engine (alfworld) and Ray Serve (ray)
+# stay opt-in: the catalogue names them, with the line that installs them, where they are absent.
+$(SERVE_STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory venv
+	$(BIN)/python -m pip install -q -e '.[serve]'
+	@touch $@
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory venv
 	@# The playground's browser tests drive Debian's chromium through its chromedriver.
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { apt-get update -qq && apt-get install -y -qq chromium chromium-driver; }
 	@# ALFWorld's engine (the alfworld extra) builds Fast Downward and Jericho from source.
@@ -25,14 +45,13 @@ $(STAMP): pyproject.toml
 	@ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq postgresql; }
 	@# benchmarks/load.py drives the server with wrk, a native load generator.
 	@command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
 	@# The venv first on PATH: fast-downward-textworld's build runs a bare `python`.
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pip install -q -e '.[all,dev,train,trainers]'
 	@# verl and OpenRLHF without their GPU stacks, as their CPU CI does (see the trainers extra);
 	@# OpenEnv's client without gradio (it would downgrade pillow).
 	$(BIN)/python -m pip install -q --no-deps verl==0.9.1 openrlhf==0.11.2 tensordict==0.10.0 pyvers==0.1.0 openenv==0.10.0
-	@touch $@
+	@# Everything serving needs is in it too: `make serve` after `make test` installs nothing.
+	@touch $(SERVE_STAMP) $@
 
 # Tools the tests use beyond Python (the README examples are run with curl).
 test-tools:
@@ -40,7 +59,9 @@ test-tools:
 	@# deploy/prometheus's alert rules are checked and unit-tested with Prometheus's promtool.
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
 
-serve: setup
+# A venv set up for the tests serves as it is; otherwise the serving set-up.
+serve:
+	@test $(STAMP) -nt pyproject.toml || $(MAKE) --no-print-directory setup-serve
 	$(BIN)/envserver serve
 
 lint: setup
@@ -51,7 +72,7 @@ types: setup
 	$(BIN)/mypy
 
 unit: setup test-tools
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test: lint types unit
 
@@ -75,6 +96,9 @@ bench: setup
 	$(BIN)/python -m benchmarks.opt_reset
 	$(BIN)/python -m benchmarks.recovery
 	$(BIN)/python -m benchmarks.stream_cpu
+	$(BIN)/python -m benchmarks.options_hop
+	$(BIN)/python -m benchmarks.alfworld_released
+	$(BIN)/python -m benchmarks.verl_reward
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -56,6 +56,8 @@ _RESULT = b"R"  # followed by the pickled result
 _RAISED = b"E"  # followed by the pickled exception the item raised
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 _RECEIVE_CHUNK = 1 << 18
+FORK_SERVER_GONE_WAIT_S = 2.0
+"""How long a worker's start waits for a fork server that just died to be replaced."""
 
 
 class Overloaded(Exception):
@@ -372,9 +374,19 @@ class Executor:
             self.check()
             await asyncio.sleep(interval_s)
 
-    def close(self) -> None:
-        """Stop the workers; items in flight or queued end with ``error``."""
+    def close(self, grace_s: float = 2.0) -> None:
+        """Stop the workers; items in flight or queued end with ``error``. Idle workers leave by
+        themselves once their sockets close, running their exit handlers: multiprocessing's
+        finalizers unlink the semaphores a library made there (tqdm makes one even for a hidden
+        bar), which a killed worker leaks (the resource tracker's warning at Ctrl-C). Busy ones,
+        and any not gone within ``grace_s``, are killed."""
         self._closed = True
+        idle = [w for w in self._slots if w is not None and w.job is None]
+        for leaving in idle:
+            self._hang_up(leaving)
+        deadline = time.monotonic() + grace_s
+        for leaving in idle:
+            leaving.process.join(max(0.0, deadline - time.monotonic()))
         for worker in self._slots:
             if worker is not None:
                 self._retire(worker)
@@ -589,6 +601,10 @@ class Executor:
         self._kill(worker)
         if self._slots[worker.slot] is worker:
             self._slots[worker.slot] = None
+        self._hang_up(worker)
+
+    def _hang_up(self, worker: _Worker) -> None:
+        """Stop listening to a worker and close its socket (an idle one then leaves)."""
         self._unlisten(worker.process.sentinel)
         if not worker.channel.closed:
             self._unlisten(worker.channel.fileno())
@@ -619,6 +635,19 @@ class Executor:
                 future.add_done_callback(functools.partial(_soon, loop, self._adopt))
 
     def _spawn(self, slot: int) -> _Worker:
+        # A fork server that just died (killed, or out of memory) is seen alive until its exit
+        # is reaped: a start then finds its socket closed (refused) or loses it mid-request
+        # (EOF). Its exit is reaped within milliseconds, and the next start launches a new one.
+        deadline = time.monotonic() + FORK_SERVER_GONE_WAIT_S
+        while True:
+            try:
+                return self._start(slot)
+            except (ConnectionRefusedError, EOFError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _start(self, slot: int) -> _Worker:
         ours, theirs = socket.socketpair()
         warm_up = None if self._ever_started[slot] else self._warm_up
         process = self._context.Process(
@@ -658,7 +687,9 @@ class Executor:
         """Count a failed start; with no worker left to run them, queued items end now."""
         self._start_failures += 1
         self._start_error = reason
-        log.error("%s (%d in a row)", reason, self._start_failures)
+        # Retried from ``watch``: an error once the process gives up (``healthy`` turns false).
+        level = logging.WARNING if self.healthy else logging.ERROR
+        log.log(level, "%s (%d in a row)", reason, self._start_failures)
         if self.problem():
             self._fail_queued(reason)
 

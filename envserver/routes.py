@@ -165,6 +165,7 @@ async def healthz(request: Request, response: Response) -> Health:
         degraded=bool(degraded),
         in_flight=executor.in_flight,
         envs=len(service.registry.envs),
+        disabled=request.app.state.catalogue.disabled,
         sandbox=host.isolation,
         sandbox_workers=sandbox.alive,
         process=os.getpid(),

@@ -82,7 +82,10 @@ class VerifierInfo(WireReply):
 class DisabledFamily(WireReply):
     """A family, environment or verifier this server cannot serve: why, and what enables it."""
 
-    name: str = Field(description="A family, an environment id or a verifier name.")
+    name: str = Field(
+        description="A family, an environment id (with `?option=value` when only that option "
+        "cannot be served here) or a verifier name."
+    )
     reason: str
     fix: str = Field("", description="The extra to install, variable to set or binary to add.")
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +28,7 @@ from envserver.executor import Call, Executor, Outcome, PoolUnavailable
 from envserver.wire import MAX_JSON_DEPTH
 from tests.conftest import make_server
 from tests.process_support import alive
-from tests.server import LiveServer
+from tests.server import ROOT, LiveServer
 
 
 def nested(depth: int) -> Any:
@@ -122,6 +124,72 @@ def test_a_worker_that_dies_fails_its_item_alone_and_is_replaced() -> None:
     assert "exit code 7" in outcomes[1].detail
     # The items queued behind each death ran on the replacement.
     assert pool.crashes == 2 and pool.restarts == 2
+
+
+def test_a_fork_server_that_just_died_is_replaced_without_a_failed_start(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Its worker dies with it, and the replacement starts while it may still be dying: that
+    # start is refused (or loses it mid-request) and must wait for the next fork server rather
+    # than fail (issue 27: "cannot start a worker process: [Errno 111]").
+    pool = Executor(1, max_queue_items=8)
+
+    async def kill_five_times() -> list[Any]:
+        # As the server's lifespan does: the pool's first start, then its watch.
+        values = [o.value for o in await pool.run([Call(add, (1, 1), 10)])]
+        watch = asyncio.create_task(pool.watch())
+        for _ in range(5):
+            server = [pid for pid, args in _children(os.getpid()) if "forkserver" in args]
+            worker = [pid for pid, _ in _children(server[0])]
+            # The worker dies with its fork server (killed too, at once): once the pool sees
+            # it gone its replacement starts, while the fork server may still be dying.
+            os.kill(server[0], signal.SIGKILL)
+            os.kill(worker[0], signal.SIGKILL)
+            while pool.ready_workers():  # noqa: ASYNC110 - the pool signals no event for it
+                await asyncio.sleep(0.001)
+            values += [o.detail or o.value for o in await pool.run([Call(add, (2, 2), 30)])]
+        watch.cancel()
+        return values
+
+    try:
+        assert asyncio.run(kill_five_times()) == [2] + [4] * 5
+    finally:
+        pool.close()
+    failed = [r.getMessage() for r in caplog.records if "cannot start" in r.getMessage()]
+    assert not failed, failed
+    assert pool.restarts == 5
+
+
+HELD: list[Any] = []
+
+
+def hold_a_lock() -> None:
+    # As tqdm does in a worker, even for a hidden bar: a semaphore the resource tracker follows.
+    HELD.append(multiprocessing.Lock())
+
+
+def test_closing_the_pool_leaks_no_semaphore_a_worker_made() -> None:
+    # The resource tracker warns when this process exits, so the pool runs in a process of its
+    # own (issue 27: Ctrl-C printed "1 leaked semaphore objects").
+    script = (
+        "import asyncio\n"
+        "from envserver.executor import Call, Executor\n"
+        "from tests.test_pool_recovery import hold_a_lock\n"
+        "pool = Executor(1, max_queue_items=4)\n"
+        "print(asyncio.run(pool.run([Call(hold_a_lock, (), 30)]))[0].status)\n"
+        "pool.close()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "ok", done.stderr
+    assert "leaked" not in done.stderr, done.stderr
 
 
 def test_an_item_past_its_deadline_is_stopped_alone(executor: Executor) -> None:
