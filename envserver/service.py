@@ -313,7 +313,8 @@ class Service:
                     )
                 )
         timeout = self._timeout(None, env.spec.timeout_s)
-        # A renderer runs on the pool, as a family's code does, even after a cheap reset.
+        # A renderer runs on the pool as the environments do, even after a reset cheap enough
+        # to run in this process.
         drawn = draw and env_id in self.registry.renderers
         calls = [
             Call(
