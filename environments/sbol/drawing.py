@@ -3,8 +3,9 @@ Visual glyphs (``verifiers.sbol.diagram``).
 
 The step's score keeps the circuit only as text, so the drawing scores the answer once more with
 ``diagram`` on (in the same worker call, with the sandbox the step used): a page costs two runs
-of the program, an API step one. An answer that does not get as far as a circuit (it fails to
-run, or its parts do not read as units) has no drawing; the verdict says why.
+of the program, an API step one. An answer that does not get as far as a circuit (its level 4,
+semantics, failed: it did not run, or its parts do not read as typed units) is not run again and
+has no drawing; the verdict says why.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ class CircuitDrawing:
     def context(self, state: JSONValue, turn: Turn) -> dict[str, Any]:
         """Nothing before an answer; else the answer's circuit as an SVG (None when the answer
         does not get as far as a circuit)."""
-        if not turn.action:
-            return {}
+        if not turn.action or "L4_semantics" not in turn.components:
+            return {}  # no answer yet, or no verdict (the sandbox failed: the notice says so)
+        if turn.components["L4_semantics"] != 1.0:
+            return {"svg": None}
         chosen = {k: v for k, v in state["options"].items() if k in SbolOptions.model_fields}
         task = self._family.generate(int(state["seed"]), SbolOptions.model_validate(chosen))
         verifier = self._family.verifier
