@@ -64,6 +64,9 @@ class EnvSpec:
     verifier: str | None = None
     timeout_s: float = 10.0
     max_episode_steps: int | None = None
+    actions_key: str | None = None
+    """The ``info`` key whose list of strings holds the actions valid now, where there is a
+    finite set (what an agent's tool result or a page shows as the choices)."""
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,18 @@
 """How a family shows its episodes to a person in the playground (``/play``).
 
-Without a renderer the playground shows an episode as plain text (or chat messages) with the
-actions ``info`` lists as buttons. A family that needs more (a store page, a diagram) exports
-``RENDERERS = {env_id: renderer}`` from its package; the registry finds it there. A renderer is
-a Jinja2 template plus a ``context`` function:
+Without a renderer the playground shows an episode as plain text (or chat messages) and a box
+for the action. A family that wants more (buttons for the actions it lists, a store page, a
+diagram, a verdict a person can read) exports ``RENDERERS = {env_id: renderer}`` from its
+package; the registry finds it there. ``ListedActions`` is the renderer of a family whose
+``info`` lists the actions a step can take. A renderer is a Jinja2 template plus a ``context``
+function:
 
-- ``context(state, turn)`` runs in a worker process (where the family's engine and data live)
-  and returns the values the template reads (JSON values, dataclasses, ``markupsafe.Markup``
-  for markup the family built and escaped itself). It must not change anything.
+- ``context(state, turn)`` runs in the worker process that ran the reset or step, right after
+  it and in the same call (where the family's engine and data live): ``state`` is the state the
+  reset or step returned, ``turn`` the reply and the action taken. It returns the values the
+  template reads (JSON values, dataclasses, ``markupsafe.Markup`` for markup the family built
+  and escaped itself) and must not change anything. An exception leaves the page with the plain
+  view; the call's time limit covers the step and the context together.
 - The template is rendered by the server with autoescape on, as ``view`` (the context),
   ``turn`` (the reply shown) and ``env`` (the catalogue entry). It is included inside the
   playground's page, so it holds no ``<form>`` of its own: it makes buttons and text boxes with
@@ -25,12 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from environments.base import JSONValue, Observation
+from environments.base import JSONValue, Observation, ResetResult, StepResult
+
+TEMPLATES = Path(__file__).parent / "templates"
+"""The templates of the renderers this module provides."""
 
 
 @dataclass(frozen=True)
 class Turn:
-    """The reply the page shows: the reset's (``reward`` None) or the last step's."""
+    """The reply the page shows: the reset's (``reward`` None, ``action`` "") or the last
+    step's, with the action that step took."""
 
     observation: Observation | None
     info: dict[str, JSONValue] = field(default_factory=dict)
@@ -40,11 +49,30 @@ class Turn:
     components: dict[str, float] = field(default_factory=dict)
     terminated: bool = False
     truncated: bool = False
+    action: str = ""
 
     @property
     def ended(self) -> bool:
         """Whether the episode is over (terminated or truncated)."""
         return self.terminated or self.truncated
+
+    @classmethod
+    def after(cls, result: ResetResult | StepResult, action: str = "") -> Turn:
+        """The turn ``result`` is: a reset's, or the step's that took ``action``."""
+        if isinstance(result, ResetResult):
+            return cls(result.observation, result.info)
+        score = result.score
+        return cls(
+            result.observation,
+            result.info,
+            score.status,
+            score.detail,
+            score.reward,
+            score.components,
+            result.terminated,
+            result.truncated,
+            action,
+        )
 
 
 @runtime_checkable
@@ -62,3 +90,21 @@ class Renderer(Protocol):
         ``turn``. Runs in a worker; raises ``EnvironmentInputError`` for a state it cannot
         read."""
         ...
+
+
+@dataclass(frozen=True)
+class ListedActions:
+    """The plain view with a button for each action ``info[key]`` lists (at most ``limit``;
+    none once the episode ended), for a family that lists the actions a step can take."""
+
+    key: str
+    limit: int = 500
+    templates: Path = TEMPLATES
+    template: str = "listed/actions.html"
+
+    def context(self, state: JSONValue, turn: Turn) -> dict[str, Any]:
+        """The actions to offer as buttons."""
+        listed = turn.info.get(self.key)
+        if turn.ended or not isinstance(listed, list):
+            return {"actions": []}
+        return {"actions": [str(action) for action in listed[: self.limit]]}

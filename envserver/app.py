@@ -20,6 +20,8 @@ from envserver import worker
 from envserver.auth import ApiKeyMiddleware
 from envserver.catalogue import build_catalogue
 from envserver.config import Settings
+from envserver.docs_pages import FAVICON_URL
+from envserver.docs_pages import router as docs_pages_router
 from envserver.executor import Call, Executor
 from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
@@ -50,7 +52,7 @@ references never travel. Errors are `application/problem+json`. Statuses: `ok` (
 
 
 DOCS_ASSETS = "/docs/assets"
-"""Where the documentation pages' scripts, styles and icon are served from."""
+"""Where the documentation pages' scripts and styles are served from."""
 
 
 def _mount_family(app: FastAPI, router: APIRouter) -> None:
@@ -114,13 +116,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             sandbox.close()
 
     # The docs pages load Swagger UI and ReDoc from files installed with the package, so they
-    # work where the service usually runs: a cluster with no way out to a CDN.
+    # work where the service usually runs: a cluster with no way out to a CDN (ReDoc's page is
+    # envserver.docs_pages', which also serves the site's icon).
     app = FastAPIOffline(
         title="envserver",
         version=envserver.__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
         static_url=DOCS_ASSETS,
+        redoc_url=None,
+        favicon_url=FAVICON_URL,
         swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from swagger.io
     )
     app.state.catalogue = build_catalogue(registry)
@@ -136,6 +141,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(openenv_router)
     app.include_router(sandbox_router)
     app.include_router(openrlhf_router)
+    app.include_router(docs_pages_router)
     app.include_router(playground_router)
     app.include_router(short_links(registry))
     for family_router in registry.routers():

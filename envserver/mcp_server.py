@@ -24,7 +24,6 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 
 from envserver.catalogue import served_now
-from envserver.playground import ACTION_LISTS
 from envserver.problems import Problem, problem_body
 from envserver.service import Service
 from envserver.wire import (
@@ -52,12 +51,11 @@ def _observation_text(observation: Observation | None) -> str:
     return json.dumps([m.model_dump() for m in observation], ensure_ascii=False)
 
 
-def _episode_text(reply: ResetResponse | StepResponse) -> str:
+def _episode_text(reply: ResetResponse | StepResponse, actions_key: str | None) -> str:
     lines = [_observation_text(reply.observation)]
-    for key in ACTION_LISTS:
-        actions = reply.info.get(key)
-        if isinstance(actions, list) and actions:
-            lines.append("Admissible actions: " + "; ".join(map(str, actions)))
+    actions = reply.info.get(actions_key) if actions_key else None
+    if isinstance(actions, list) and actions:
+        lines.append("Admissible actions: " + "; ".join(map(str, actions)))
     if isinstance(reply, StepResponse):
         ended = "ended" if reply.terminated or reply.truncated else "goes on"
         lines.append(f"Status: {reply.status}; reward: {reply.reward}; the episode {ended}.")
@@ -107,6 +105,12 @@ def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
+    def actions_key(env_id: str) -> str | None:
+        try:
+            return service().registry.env(env_id).spec.actions_key
+        except LookupError:  # the reply already says why the environment is not served
+            return None
+
     def service() -> Service:
         current: Service = app.state.service
         return current
@@ -131,7 +135,7 @@ def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
         async def run() -> CallToolResult:
             request = ResetRequest(seed=seed, options=options or {}, task_id=task_id)
             reply = (await service().reset(env_id, [request], batch=False))[0]
-            return _result(reply, _episode_text(reply))
+            return _result(reply, _episode_text(reply, actions_key(env_id)))
 
         return await _answer(run())
 
@@ -143,7 +147,7 @@ def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
         async def run() -> CallToolResult:
             request = StepRequest(state=state, action=action)
             reply = (await service().step(env_id, [request], batch=False))[0]
-            return _result(reply, _episode_text(reply))
+            return _result(reply, _episode_text(reply, actions_key(env_id)))
 
         return await _answer(run())
 

@@ -4,12 +4,14 @@
 from its options JSON Schema); a reset or a step answers with the episode's page. Resets and
 steps go through ``Service`` as API calls do, so a page gets the same limits, metrics, deadline
 and errors. The episode lives in the state token, carried in the page's hidden fields with the
-task id and a short history, so the server keeps nothing between pages.
+task id, a short history and (for a single-turn task) the prompt, so the server keeps nothing
+between pages.
 
-A family may show its episodes its own way through a renderer (``environments.renderer``);
-without one the page shows the observation as text (or chat messages) and the actions ``info``
-lists as buttons. Every error is a page with the problem's detail; pages are Jinja2 templates
-with autoescape on.
+A family may show its episodes its own way through a renderer (``environments.renderer``),
+drawn in the worker call of the reset or step itself; without one the page shows the
+observation as text (or chat messages). A single-turn page keeps the prompt, the answer and the
+verdict once answered. Every error is a page with the problem's detail; pages are Jinja2
+templates with autoescape on.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from envserver.limits import LimitedRoute
 from envserver.options_form import FIELD_PREFIX, option_fields, parse_options
 from envserver.problems import Problem
 from envserver.registry import Registry
-from envserver.service import Service
+from envserver.service import Service, View
 from envserver.wire import (
     MAX_ACTION_CHARS,
     MAX_TOKEN_CHARS,
@@ -52,9 +54,10 @@ from envserver.wire import (
 log = logging.getLogger("envserver")
 PREFIX = "/play"
 TEMPLATES = Path(__file__).parent / "templates"
-ACTION_LISTS = ("admissible_commands", "valid_actions")
-"""``info`` keys whose list of strings the plain view shows as buttons."""
-MAX_BUTTONS = 500
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+"""The bodies a page's form sends; anything else (JSON for the API) is a 400 page."""
+MAX_PROMPT_CHARS = 1024 * 1024
+"""The longest prompt a single-turn page carries to show it again once answered."""
 MAX_HISTORY = 50
 MAX_HISTORY_ACTION_CHARS = 200
 MAX_HISTORY_CHARS = 64 * 1024
@@ -159,6 +162,13 @@ def error_page(
 
 
 async def _form(request: Request) -> FormData:
+    sent = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if sent not in FORMS:
+        raise PageError(
+            400,
+            f"the playground's pages send HTML forms, not {sent or 'an untyped body'}: "
+            "for JSON, use the API (/v1/envs/<env>/reset and /step)",
+        )
     try:
         return await request.form(
             max_files=0,
@@ -225,12 +235,34 @@ def _history_text(moves: list[Move]) -> str:
     return json.dumps([[m.step, m.action, m.status, m.reward] for m in moves[-MAX_HISTORY:]])
 
 
-def _turn(reply: ResetResponse | StepResponse) -> Turn:
-    observation: Observation | None = (
-        [message.model_dump() for message in reply.observation]
-        if isinstance(reply.observation, list)
-        else reply.observation
-    )
+def _observation(reply: ResetResponse | StepResponse) -> Observation | None:
+    if isinstance(reply.observation, list):
+        return [message.model_dump() for message in reply.observation]
+    return reply.observation
+
+
+def _prompt(text: str) -> Observation | None:
+    # Display only, as the history: a prompt that does not parse (edited by hand) is not shown.
+    try:
+        prompt = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list) and all(
+        isinstance(m, dict) and all(isinstance(v, str) for v in m.values()) for m in prompt
+    ):
+        return prompt
+    return None
+
+
+def _prompt_text(prompt: Observation | None) -> str:
+    text = json.dumps(prompt) if prompt else ""
+    return text if len(text) <= MAX_PROMPT_CHARS else ""
+
+
+def _turn(reply: ResetResponse | StepResponse, action: str = "") -> Turn:
+    observation = _observation(reply)
     if isinstance(reply, ResetResponse):
         return Turn(observation, reply.info, reply.status, reply.detail)
     return Turn(
@@ -242,28 +274,22 @@ def _turn(reply: ResetResponse | StepResponse) -> Turn:
         reply.components,
         reply.terminated,
         reply.truncated,
+        action,
     )
 
 
-def _buttons(info: dict[str, Any]) -> list[str]:
-    for key in ACTION_LISTS:
-        actions = info.get(key)
-        if isinstance(actions, list) and all(isinstance(a, str) for a in actions):
-            return actions[:MAX_BUTTONS]
-    return []
-
-
-async def _episode(
+def _episode(
     request: Request,
     env_id: str,
     token: str,
     turn: Turn,
+    view: View | None,
     *,
     task_id: str,
     history: list[Move],
+    prompt: Observation | None,
     retry: str = "",
 ) -> HTMLResponse:
-    view = await _service(request).render(env_id, token, turn)
     context = {
         "env": _served(request, env_id),
         "turn": turn,
@@ -271,10 +297,11 @@ async def _episode(
         "task_id": task_id,
         "history": history,
         "history_text": _history_text(history),
-        "buttons": _buttons(turn.info),
+        "prompt": prompt,
+        "prompt_text": _prompt_text(prompt),
         "view": view.context if view else None,
         "view_template": view.template if view and view.context is not None else None,
-        "view_failure": f"{view.status}: {view.detail}" if view and view.context is None else "",
+        "view_failure": view.failure if view and view.context is None else "",
         "retry": retry,
     }
     return render(request, "play/episode.html", context)
@@ -352,7 +379,7 @@ async def reset(env_id: str, request: Request) -> HTMLResponse:
         if errors:
             return _start_page(request, env, submitted=submitted, errors=errors, status=422)
     try:
-        reply = (await service.reset(env_id, [request_body], batch=False))[0]
+        reply, view = await service.drawn_reset(env_id, request_body)
     except Problem as exc:
         if exc.kind == "invalid-options":
             errors = _option_errors(exc, set(schema.get("properties", {})))
@@ -364,8 +391,16 @@ async def reset(env_id: str, request: Request) -> HTMLResponse:
     if reply.state is None:
         status = 504 if reply.status == "timeout" else 503
         raise PageError(status, f"the episode could not start ({reply.status}): {reply.detail}")
-    return await _episode(
-        request, env_id, reply.state, _turn(reply), task_id=reply.task_id or "", history=[]
+    single = env.kind == "single_turn"
+    return _episode(
+        request,
+        env_id,
+        reply.state,
+        _turn(reply),
+        view,
+        task_id=reply.task_id or "",
+        history=[],
+        prompt=_observation(reply) if single else None,
     )
 
 
@@ -393,7 +428,7 @@ def _action(form: FormData) -> str:
 async def step(env_id: str, request: Request) -> HTMLResponse:
     """Apply the action the page sent to the episode in its state token."""
     service = _service(request)
-    _served(request, env_id)
+    env = _served(request, env_id)
     form = await _form(request)
     token = _field(form, "state", MAX_TOKEN_CHARS)
     if not token:
@@ -401,8 +436,10 @@ async def step(env_id: str, request: Request) -> HTMLResponse:
     action = _action(form)
     task_id = _field(form, "task_id", MAX_TASK_ID_LENGTH)
     history = _history(_field(form, "history", MAX_HISTORY_CHARS))
-    reply = (await service.step(env_id, [StepRequest(state=token, action=action)], batch=False))[0]
-    turn = _turn(reply)
+    single = env.kind == "single_turn"
+    prompt = _prompt(_field(form, "prompt", MAX_PROMPT_CHARS)) if single else None
+    reply, view = await service.drawn_step(env_id, StepRequest(state=token, action=action))
+    turn = _turn(reply, action)
     failed = reply.status in ("timeout", "error")
     number = (history[-1].step if history else 0) + (0 if failed else 1)
     if not failed:
@@ -410,14 +447,15 @@ async def step(env_id: str, request: Request) -> HTMLResponse:
             *history,
             Move(number, action[:MAX_HISTORY_ACTION_CHARS], reply.status, reply.reward),
         ]
-    state = reply.state or token
-    return await _episode(
+    return _episode(
         request,
         env_id,
-        state,
+        reply.state or token,
         turn,
+        view,
         task_id=task_id,
         history=history,
+        prompt=prompt,
         retry=action if failed else "",
     )
 

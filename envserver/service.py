@@ -27,7 +27,6 @@ from environments.base import (
     SingleTurnScoring,
     StepResult,
 )
-from environments.renderer import Turn
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
 from envserver import worker
 from envserver.config import Settings
@@ -55,6 +54,7 @@ from verifiers.score import Score
 
 log = logging.getLogger("envserver")
 T = TypeVar("T")
+R = TypeVar("R", ResetResult, StepResult)
 
 
 def _where(index: int | None, *loc: str) -> str:
@@ -91,12 +91,11 @@ def _validate_options(
 @dataclass(frozen=True)
 class View:
     """A family renderer's view of an episode: its ``template`` and the ``context`` computed
-    for it, or (context None) why that failed (``status`` timeout or error, ``detail``)."""
+    for it, or (context None) why that failed (``failure``)."""
 
     template: str
     context: dict[str, Any] | None
-    status: str = "ok"
-    detail: str = ""
+    failure: str = ""
 
 
 @dataclass
@@ -264,10 +263,31 @@ class Service:
 
     # --- episodes ------------------------------------------------------------------------------
 
+    def _drawn(self, env_id: str, value: R | worker.Drawn[R]) -> tuple[R, View | None]:
+        """A worker's result and, when it was drawn, the renderer's view of it."""
+        if not isinstance(value, worker.Drawn):
+            return value, None
+        renderer = self.registry.renderers.get(env_id)
+        if renderer is None:
+            return value.result, None
+        return value.result, View(renderer.template, value.context, value.failure)
+
     async def reset(
         self, env_id: str, requests: Sequence[ResetRequest], batch: bool
     ) -> list[ResetResponse]:
         """Reset ``len(requests)`` episodes of ``env_id``."""
+        return [reply for reply, _ in await self._reset(env_id, requests, batch, draw=False)]
+
+    async def drawn_reset(
+        self, env_id: str, request: ResetRequest
+    ) -> tuple[ResetResponse, View | None]:
+        """One reset and the view the environment's renderer draws of it (None without one),
+        computed in the reset's own worker call: the playground's pages."""
+        return (await self._reset(env_id, [request], batch=False, draw=True))[0]
+
+    async def _reset(
+        self, env_id: str, requests: Sequence[ResetRequest], batch: bool, draw: bool
+    ) -> list[tuple[ResetResponse, View | None]]:
         self.check_batch(len(requests))
         env = self.env(env_id)
         plans: list[tuple[int, BaseModel]] = []
@@ -293,74 +313,91 @@ class Service:
                     )
                 )
         timeout = self._timeout(None, env.spec.timeout_s)
+        # A renderer runs on the pool as the environments do, even after a reset cheap enough
+        # to run in this process.
+        drawn = draw and env_id in self.registry.renderers
         calls = [
             Call(
-                worker.reset,
+                worker.drawn_reset if draw else worker.reset,
                 (env_id, seed, worker.sent(options)),
                 timeout,
-                inline=isinstance(env, CheapReset) and env.cheap_reset(options),
+                inline=not drawn and isinstance(env, CheapReset) and env.cheap_reset(options),
             )
             for seed, options in plans
         ]
-        outcomes: list[Outcome[ResetResult]] = await self._run("reset", env_id, calls)
-        responses = []
+        outcomes: list[Outcome[Any]] = await self._run("reset", env_id, calls)
+        responses: list[tuple[ResetResponse, View | None]] = []
         for index, ((seed, options), outcome) in enumerate(zip(plans, outcomes, strict=True)):
             self._client_error(outcome, index if batch else None)
             self.metrics.items.labels("reset", self.label(env_id), outcome.status).inc()
             if outcome.value is None:
-                responses.append(ResetResponse(status=outcome.status, detail=outcome.detail))
-                continue
-            result = outcome.value
-            responses.append(
-                ResetResponse(
-                    observation=result.observation,
-                    state=self._issue(env, result.state),
-                    task_id=self.task_id(env, seed, options),
-                    info=result.info,
+                responses.append(
+                    (ResetResponse(status=outcome.status, detail=outcome.detail), None)
                 )
+                continue
+            result, view = self._drawn(env_id, outcome.value)
+            reply = ResetResponse(
+                observation=result.observation,
+                state=self._issue(env, result.state),
+                task_id=self.task_id(env, seed, options),
+                info=result.info,
             )
+            responses.append((reply, view))
         return responses
 
     async def step(
         self, env_id: str, requests: Sequence[StepRequest], batch: bool
     ) -> list[StepResponse]:
         """Step ``len(requests)`` episodes of ``env_id``."""
+        return [reply for reply, _ in await self._step(env_id, requests, batch, draw=False)]
+
+    async def drawn_step(
+        self, env_id: str, request: StepRequest
+    ) -> tuple[StepResponse, View | None]:
+        """One step and the view the environment's renderer draws of the episode after it
+        (None without one, or when the step failed), computed in the step's own worker call:
+        the playground's pages."""
+        return (await self._step(env_id, [request], batch=False, draw=True))[0]
+
+    async def _step(
+        self, env_id: str, requests: Sequence[StepRequest], batch: bool, draw: bool
+    ) -> list[tuple[StepResponse, View | None]]:
         self.check_batch(len(requests))
         env = self.env(env_id)
         states = [self._open(r.state, env, i if batch else None) for i, r in enumerate(requests)]
         timeout = self._timeout(None, env.spec.timeout_s)
         calls = [
-            Call(worker.step, (env_id, s, r.action), timeout)
+            Call(worker.drawn_step if draw else worker.step, (env_id, s, r.action), timeout)
             for s, r in zip(states, requests, strict=True)
         ]
-        outcomes: list[Outcome[StepResult]] = await self._run("step", env_id, calls)
-        responses = []
+        outcomes: list[Outcome[Any]] = await self._run("step", env_id, calls)
+        responses: list[tuple[StepResponse, View | None]] = []
         for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
             self._client_error(outcome, index if batch else None)
-            result = outcome.value
-            if result is None:
+            if outcome.value is None:
                 self.metrics.scored("step", self.label(env_id), outcome.status, None, "")
-                responses.append(
-                    StepResponse(status=outcome.status, detail=outcome.detail, state=request.state)
+                failed = StepResponse(
+                    status=outcome.status, detail=outcome.detail, state=request.state
                 )
+                responses.append((failed, None))
                 continue
+            result, view = self._drawn(env_id, outcome.value)
             score = result.score
             self.metrics.scored(
                 "step", self.label(env_id), score.status, score.reward, request.action
             )
-            responses.append(
-                StepResponse(
-                    status=score.status,
-                    detail=score.detail,
-                    observation=result.observation,
-                    reward=score.reward,
-                    components=score.components,
-                    terminated=result.terminated,
-                    truncated=result.truncated,
-                    state=self._issue(env, result.state),
-                    info=result.info,
-                )
+            reply = StepResponse(
+                status=score.status,
+                detail=score.detail,
+                observation=result.observation,
+                reward=score.reward,
+                components=score.components,
+                terminated=result.terminated,
+                truncated=result.truncated,
+                state=self._issue(env, result.state),
+                info=result.info,
             )
+            responses.append((reply, view))
         return responses
 
     async def expand(self, env_id: str, request: ExpandRequest) -> ExpandResponse:
@@ -404,21 +441,6 @@ class Service:
                 for expansion in outcome.value
             ]
         )
-
-    async def render(self, env_id: str, token: str, turn: Turn) -> View | None:
-        """The view ``env_id``'s renderer gives of the episode in ``token`` after ``turn``,
-        computed in a worker; None when the environment has no renderer. Raises the problems
-        ``step`` raises (bad token, overloaded, pool unavailable, deadline passed)."""
-        env = self.env(env_id)
-        renderer = self.registry.renderers.get(env_id)
-        if renderer is None:
-            return None
-        state = self._open(token, env, None)
-        call = Call(worker.render, (env_id, state, turn), self._timeout(None, env.spec.timeout_s))
-        outcome: Outcome[dict[str, Any]] = (await self._run("render", env_id, [call]))[0]
-        self._client_error(outcome, None)
-        self.metrics.items.labels("render", self.label(env_id), outcome.status).inc()
-        return View(renderer.template, outcome.value, outcome.status, outcome.detail)
 
     # --- verification --------------------------------------------------------------------------
 

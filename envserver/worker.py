@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass
 from multiprocessing import util
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -30,6 +31,7 @@ from sandbox import SOCKET_ENV
 from verifiers.score import Score
 
 log = logging.getLogger("envserver.worker")
+R = TypeVar("R", ResetResult, StepResult)
 
 
 def attach(sandbox_socket: str | None, settings: Settings) -> None:
@@ -88,9 +90,37 @@ def expand(env_id: str, state: Any, actions: list[str] | None) -> list[Expansion
     return env.expand(state, actions)
 
 
-def render(env_id: str, state: Any, turn: Turn) -> dict[str, Any]:
-    """The context ``env_id``'s renderer gives for ``state`` after ``turn``."""
-    return get_registry().renderers[env_id].context(state, turn)
+@dataclass(frozen=True)
+class Drawn(Generic[R]):
+    """A reset's or step's result and the context the environment's renderer computed for it
+    (None: no renderer, or ``failure`` says why it raised)."""
+
+    result: R
+    context: dict[str, Any] | None
+    failure: str = ""
+
+
+def _drawn(env_id: str, result: R, action: str = "") -> Drawn[R]:
+    # The page shows the episode in the state just returned: drawing it here, in the call that
+    # computed it, spares the page a second pool call (and a second opening of its token).
+    renderer = get_registry().renderers.get(env_id)
+    if renderer is None:
+        return Drawn(result, None)
+    try:
+        return Drawn(result, renderer.context(result.state, Turn.after(result, action)))
+    except Exception as exc:  # a renderer's bug costs the page its view, never the step
+        log.exception("the renderer of %s raised", env_id)
+        return Drawn(result, None, f"{type(exc).__name__}: {exc}")
+
+
+def drawn_reset(env_id: str, seed: int, options: dict[Any, Any]) -> Drawn[ResetResult]:
+    """``reset``, and the renderer's context of the episode it starts."""
+    return _drawn(env_id, reset(env_id, seed, options))
+
+
+def drawn_step(env_id: str, state: Any, action: str) -> Drawn[StepResult]:
+    """``step``, and the renderer's context of the episode after it."""
+    return _drawn(env_id, step(env_id, state, action), action)
 
 
 def verify(verifier: str, response: str, reference: Any, options: dict[Any, Any]) -> Score:

@@ -130,3 +130,26 @@ def test_the_port_is_shown_where_make_serve_is_first_shown() -> None:
     readme = (ROOT / "README.md").read_text()
     first_block = readme.split("```sh", 1)[1].split("```", 1)[0]
     assert "make serve" in first_block and "ENVSERVER_PORT=" in first_block
+
+
+def test_redoc_renders_with_no_network(base_url: str, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser = chromium(*OFFLINE_FLAGS)
+    try:
+        browser.get(f"{base_url}/redoc")
+        # ReDoc's sidebar ends with its "API docs by Redocly" link and logo; the logo was an
+        # image from a CDN, which an offline browser could not fetch.
+        logo = WebDriverWait(browser, 60).until(
+            lambda b: b.find_elements(By.CSS_SELECTOR, "a[href*='redocly.com'] img")
+        )[0]
+        assert logo.get_attribute("src").startswith(("data:", base_url))
+        assert "envserver" in browser.find_element(By.CSS_SELECTOR, "h1").text
+        fetched = browser.execute_script(
+            "return performance.getEntriesByType('resource').map(e => e.name)"
+        )
+        assert fetched and all(url.startswith(base_url) for url in fetched), fetched
+    finally:
+        browser.save_screenshot(str(tmp_path / "redoc.png"))
+        browser.quit()

@@ -2,13 +2,16 @@
 browser (Debian's chromium through its chromedriver, headless).
 
 One server serves the small test shop, the test plugins (a family with its own renderer, a
-family whose dependency is missing, misbehaving verifiers) and every built-in family.
+family whose dependency is missing, misbehaving verifiers), every built-in family and the evo
+family's admitted environments.
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import time
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -54,8 +57,10 @@ def hidden(page: str, name: str) -> str:
 
 
 def fields(page: str) -> dict[str, str]:
-    """The hidden fields every action of an episode's page sends."""
-    return {name: hidden(page, name) for name in ("state", "task_id", "history")}
+    """The hidden fields every action of an episode's page sends (a single-turn page's prompt
+    too)."""
+    names = ("state", "task_id", "history", "prompt")
+    return {name: hidden(page, name) for name in names if f'name="{name}"' in page}
 
 
 def start(http: httpx.Client, env_id: str, **form: str) -> httpx.Response:
@@ -142,7 +147,7 @@ def test_a_task_id_starts_the_same_task_and_a_bad_one_is_shown_in_the_form(
 ) -> None:
     by_seed = start(http, "math", seed="11", **{"option.difficulty": "hard"})
     by_id = start(http, "math", task_id="math@1/11?difficulty=hard")
-    prompt = re.compile(r'<pre class="observation" id="observation-text">(.*?)</pre>', re.DOTALL)
+    prompt = re.compile(r'<pre class="observation" id="prompt-text">(.*?)</pre>', re.DOTALL)
     assert prompt.findall(by_seed.text) == prompt.findall(by_id.text) != []
     for bad, status in (("math@1/x", 400), ("math@9/1", 404), ("code@1/1", 400)):
         reply = http.post("/play/math/reset", data={"task_id": bad})
@@ -193,10 +198,6 @@ def test_the_family_renderer_draws_the_episode(http: httpx.Client) -> None:
     page = send(http, "test.counter", page.text, "3", compose="add {}")
     assert 'data-count="4"' in page.text and 'id="finished"' in page.text
     assert re.search(r"<td>exact</td><td>1</td>", page.text)
-    metrics = http.get("/metrics").text  # the renderer ran in the pool, counted as every item is
-    assert re.search(
-        r'envserver_items_total\{kind="render",status="ok",target="test.counter"\} [1-9]', metrics
-    )
 
 
 def test_chat_observations_show_each_message(http: httpx.Client) -> None:
@@ -210,8 +211,11 @@ def test_a_renderer_that_fails_leaves_the_plain_observation(http: httpx.Client) 
     broken = send(http, "test.counter", page.text, "13", compose="add {}")
     assert broken.status_code == 200 and 'id="view-failure"' in broken.text
     assert "count 13 of 40" in broken.text  # the plain view instead
+    # The renderer draws in the step's own call: one past its time costs the step (a notice,
+    # nothing changed, the action kept to send again), never a page that hangs.
     slow = send(http, "test.counter", page.text, "14", compose="add {}")
-    assert slow.status_code == 200 and "timeout" in slow.text and "count 14 of 40" in slow.text
+    assert slow.status_code == 200 and "could not be scored (timeout)" in slow.text
+    assert "count 14 of 40" not in slow.text and ">add 14</textarea>" in slow.text
 
 
 def test_errors_are_pages_with_the_problems_detail(http: httpx.Client) -> None:
@@ -253,8 +257,11 @@ def test_hostile_forms_get_error_pages(http: httpx.Client) -> None:
     assert many.status_code == 400 and "fields" in error_detail(many)
     upload = http.post("/play/math/step", data={"state": token}, files={"action": ("a.txt", b"1")})
     assert upload.status_code == 400, upload.text
-    as_json = http.post("/play/math/step", json={"state": token, "action": "1"})
-    assert as_json.status_code == 400 and "no state token" in error_detail(as_json)
+    for path in ("/play/math/step", "/play/math/reset"):  # JSON is the API's, as the README says
+        as_json = http.post(path, json={"state": token, "action": "1", "seed": 1})
+        assert as_json.status_code == 400 and "HTML forms" in error_detail(as_json), path
+    untyped = http.post("/play/math/reset", content=b"seed=1")
+    assert untyped.status_code == 400 and "untyped" in error_detail(untyped)
     seed = http.post("/play/math/reset", data={"seed": "9" * 30})
     assert seed.status_code == 422 and 'data-error="seed"' in seed.text
     edited = http.post(
@@ -313,6 +320,138 @@ def test_the_stores_bad_clicks_and_empty_searches_are_notices(http: httpx.Client
     assert empty.status_code == 200 and 'id="notice"' in empty.text
     big = send(http, "webshop", page.text, "lamp " * 2000, compose="search[{}]")
     assert big.status_code == 200 and 'data-page="results"' in big.text
+
+
+def component(page: str, name: str) -> str:
+    """A value of the page's components table (what the API returned)."""
+    match = re.search(rf"<tr><td>{name}</td><td>([^<]*)</td></tr>", page)
+    assert match, page
+    return match.group(1)
+
+
+def evo_ids(http: httpx.Client) -> list[str]:
+    """The evo family's admitted environments, once the server has planted its seeds."""
+    deadline = time.monotonic() + PAGE_WAIT_S
+    while time.monotonic() < deadline:
+        envs = http.get("/v1/evo/envs")
+        if envs.status_code == 200 and envs.json():
+            return sorted(env["id"] for env in envs.json())
+        time.sleep(1)
+    raise AssertionError("no evo environment admitted")
+
+
+def test_a_page_costs_one_pool_call(http: httpx.Client) -> None:
+    # The renderer draws in the step's own call: no second call to open the token it issued.
+    def calls() -> float:
+        counts = re.findall(
+            r"^envserver_item_seconds_count\{[^}]*\} (\S+)$", http.get("/metrics").text, re.M
+        )
+        return sum(float(count) for count in counts)
+
+    page = start(http, "test.counter", seed="1", **{"option.target": "5"})
+    before = calls()
+    page = act(http, "test.counter", page.text, "add 1")
+    assert 'data-count="1"' in page.text and '<svg id="diagram"' in page.text
+    assert calls() == before + 1
+    assert 'kind="render"' not in http.get("/metrics").text
+
+
+def test_a_single_turn_page_keeps_the_prompt_the_answer_and_the_verdict(
+    http: httpx.Client,
+) -> None:
+    page = start(http, "math", seed="3")
+    question = re.search(r'id="prompt-text">(.*?)</pre>', page.text, re.DOTALL)
+    assert question and "Put your final answer within" in unescape(question.group(1))
+    hostile = "<script>alert(1)</script> \\boxed{-77777}"
+    answered = send(http, "math", page.text, hostile)
+    assert answered.status_code == 200 and 'id="finished"' in answered.text
+    kept = re.search(r'id="prompt-text">(.*?)</pre>', answered.text, re.DOTALL)
+    assert kept and kept.group(1) == question.group(1)  # the prompt stays
+    answer = re.search(r'<pre id="answer">(.*?)</pre>', answered.text, re.DOTALL)
+    assert answer and unescape(answer.group(1)) == hostile and "<script>" not in answered.text
+    assert re.search(r'id="status" class="status-ok">ok<', answered.text)
+    assert re.search(r'id="final-reward">0<', answered.text) and 'id="detail"' in answered.text
+    # The prompt the page carries back is shown, never obeyed: an edited one is text too.
+    edited = http.post(
+        "/play/math/step",
+        data={**fields(page.text), "action": "\\boxed{1}", "prompt": '"<b>bold</b>"'},
+    )
+    assert "&lt;b&gt;bold&lt;/b&gt;" in edited.text and "<b>bold" not in edited.text
+    broken = http.post(
+        "/play/math/step", data={**fields(page.text), "action": "1", "prompt": "{not json"}
+    )
+    assert broken.status_code == 200 and 'id="prompt-text"' not in broken.text
+
+
+def test_an_opt_answer_gets_a_verdict_in_words(http: httpx.Client) -> None:
+    page = start(http, "opt/knapsack", seed="3", **{"option.level": "easy"})
+    cases = {
+        "Answer: [0, 0]": ("infeasible", "none", "infeasible: "),
+        "I do not know": ("unreadable", "none", ""),
+        "Answer: [0]": ("feasible", "", "feasible; objective"),
+        expert("opt/knapsack", 3, level="easy"): ("optimal", "", "feasible; objective"),
+    }
+    for answer, (verdict, value, why) in cases.items():
+        reply = send(http, "opt/knapsack", page.text, answer)
+        assert reply.status_code == 200, reply.text
+        assert f'data-verdict="{verdict}"' in reply.text, (answer, reply.text[-3000:])
+        reference = re.search(r'id="reference-value">([^<]*)<', reply.text)
+        assert reference and reference.group(1).startswith(component(reply.text, "reference"))
+        proven = component(reply.text, "optimal") == "1"
+        assert ("(proven optimal)" in reference.group(1)) == proven
+        shown = re.search(r'id="answer-value">([^<]*)<', reply.text)
+        assert shown and shown.group(1) == (value or component(reply.text, "objective"))
+        assert why in reply.text
+    # The longest answer allowed is shown whole, once, and read as any other.
+    huge = "<i>" * 1000 + "x" * (MAX_ACTION_CHARS - 3020) + " Answer: [0]"
+    reply = send(http, "opt/knapsack", page.text, huge)
+    assert reply.status_code == 200 and 'data-verdict="feasible"' in reply.text
+    assert reply.text.count("&lt;i&gt;" * 1000 + "x" * 1000) == 1 and "<i>" not in reply.text
+
+
+def test_an_sbol_answer_is_drawn_as_its_circuit(http: httpx.Client) -> None:
+    pytest.importorskip("sbol3")
+    page = start(http, "sbol/design", seed="2")
+    drawn = send(http, "sbol/design", page.text, expert("sbol/design", 2))
+    figure = re.search(r'<figure id="circuit">\s*(<svg.*?</svg>)', drawn.text, re.DOTALL)
+    assert figure, drawn.text[-3000:]
+    svg = ET.fromstring(figure.group(1))
+    glyphs = [g.get("class") for g in svg.iter("{http://www.w3.org/2000/svg}g")]
+    assert {"part promoter", "part CDS", "part terminator"} <= set(glyphs)
+    assert re.search(r'id="final-reward">1<', drawn.text)
+    nothing = send(http, "sbol/design", page.text, "```python\nraise SystemExit(1)\n```")
+    assert 'id="no-circuit"' in nothing.text and "<svg" not in nothing.text
+
+
+def test_admitted_evo_environments_are_listed_and_played(http: httpx.Client) -> None:
+    admitted = evo_ids(http)
+    index = http.get("/play").text
+    listed = set(re.findall(r'data-env="(evo/[^"]+)"', index))
+    assert set(admitted) <= listed
+    page = start(http, admitted[0], seed="5")
+    assert f"{admitted[0]}@" in hidden(page.text, "task_id")
+    assert re.search(r'id="prompt-text">\S', page.text)
+
+
+def test_listed_actions_are_buttons_by_the_familys_renderer(http: httpx.Client) -> None:
+    reply = http.post("/play/tamarin/proof/reset", data={"seed": "0"})
+    if reply.status_code != 200:
+        pytest.skip(f"tamarin/proof has nothing to serve here: {error_detail(reply)}")
+    listed = http.post(
+        "/v1/envs/tamarin/proof/reset", json={"task_id": hidden(reply.text, "task_id")}
+    ).json()["info"]["valid_actions"]
+    buttons = re.findall(
+        r'<button type="submit" form="play-act" name="action" value="([^"]*)"', reply.text
+    )
+    assert buttons == listed != []
+
+
+def test_every_page_has_the_sites_icon(http: httpx.Client) -> None:
+    icon = http.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+    assert ET.fromstring(icon.content).tag == "{http://www.w3.org/2000/svg}svg"
+    for path in ("/play", "/play/math", "/play/no-such-env"):
+        assert '<link rel="icon" href="/favicon.ico"' in http.get(path).text, path
 
 
 # --- in a real browser -----------------------------------------------------------------------
@@ -582,3 +721,74 @@ def test_browser_tamarin_proof_by_its_methods(person: Person) -> None:
         steps += 1
     assert person.text("#final-reward") == "1", person.text("#turn")
     assert int(person.find("#history li:last-child").get_attribute("value")) == steps
+
+
+def test_browser_a_single_turn_answer_keeps_its_question(person: Person) -> None:
+    person.open("/play/math")
+    person.type("#seed", "8")
+    person.press("#start")
+    question = person.text("#prompt-text")
+    assert "Put your final answer within" in question
+    hostile = "<img src=x onerror=\"document.title='owned'\"> \\boxed{-31337}"
+    person.type("#action", hostile)
+    person.press("#action-button")
+    assert person.text("#prompt-text") == question  # not an empty card
+    assert person.text("#answer") == hostile and person.browser.title != "owned"
+    assert person.text("#final-reward") == "0" and person.text("#status") == "ok"
+    assert person.text("#detail")
+
+
+def test_browser_opt_verdict_reads_as_words(person: Person) -> None:
+    person.open("/play/opt/knapsack")
+    person.choose("option.level", "easy")
+    person.type("#seed", "4")
+    person.press("#start")
+    person.type("#action", "Answer: [0, 0]")
+    person.press("#action-button")
+    assert person.text("#verdict-word").startswith("Infeasible")
+    reference = person.text("#reference-value")
+    assert re.fullmatch(r"[\d.]+ \((proven optimal|best known, not proven optimal)\)", reference)
+    assert person.text("#answer-value") == "none" and "infeasible" in person.text("#why")
+
+
+def test_browser_sbol_answer_drawn(person: Person) -> None:
+    pytest.importorskip("sbol3")
+    person.open("/play/sbol/repair")
+    person.type("#seed", "1")
+    person.press("#start")
+    person.type("#action", expert("sbol/repair", 1))
+    person.press("#action-button")
+    assert person.text("#final-reward") == "1"
+    diagram = person.find("#circuit svg")
+    assert diagram.size["width"] > 100 and diagram.size["height"] > 100
+    assert person.browser.find_elements(person.by.CSS_SELECTOR, "#circuit svg g.part.CDS")
+
+
+def test_browser_evo_environment_from_the_index(person: Person, http: httpx.Client) -> None:
+    admitted = evo_ids(http)
+    person.open("/play")
+    person.press(f'a[data-env="{admitted[-1]}"]')
+    person.type("#seed", "2")
+    person.press("#start")
+    assert person.text("#task-id").startswith(f"{admitted[-1]}@")
+    assert person.text("#prompt-text")
+
+
+def test_browser_json_to_a_page_is_a_400_page_and_the_icon_loads(person: Person) -> None:
+    person.open("/play/math")
+    posted = person.browser.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        fetch('/play/math/reset', {method: 'POST', headers: {'content-type': 'application/json'},
+                                   body: '{"seed": 1}'})
+          .then(r => r.text().then(t => done([r.status, r.headers.get('content-type'), t])));"""
+    )
+    status, kind, page = posted
+    assert status == 400 and kind.startswith("text/html") and "HTML forms" in page
+    width = person.browser.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        const icon = new Image();
+        icon.onload = () => done(icon.naturalWidth);
+        icon.onerror = () => done(0);
+        icon.src = document.querySelector('link[rel=icon]').href;"""
+    )
+    assert width > 0

@@ -48,6 +48,7 @@ class AlfWorldEnv:
             options_model=AlfWorldOptions,
             timeout_s=120.0,
             max_episode_steps=MAX_STEPS,
+            actions_key="admissible_commands",
         )
 
     def reset(self, seed: int, options: AlfWorldOptions) -> ResetResult:

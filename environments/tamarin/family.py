@@ -117,6 +117,7 @@ class TamarinProofEnv:
         options_model=ProofOptions,
         timeout_s=60.0,
         max_episode_steps=MAX_STEPS,
+        actions_key="valid_actions",
     )
 
     # --- opening states ------------------------------------------------------------------------

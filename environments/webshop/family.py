@@ -90,6 +90,7 @@ class WebShopEnv:
             verifier="webshop",
             timeout_s=60.0,
             max_episode_steps=100,
+            actions_key="valid_actions",
         )
 
     def pick_goal(self, seed: int, options: WebShopOptions) -> int:
