@@ -29,7 +29,7 @@ from websockets.asyncio.client import connect
 from benchmarks.common import cpu_seconds, server
 from benchmarks.load import Route, drive
 from envserver.registry import get_registry
-from tests.server import LiveServer
+from envserver.testing import LiveServer
 
 OPTIONS = {"difficulty": "easy"}
 SEED = 7

@@ -34,16 +34,17 @@ def module(**exports: object) -> types.ModuleType:
 
 def test_a_renderer_for_no_environment_or_without_its_parts_is_a_bug() -> None:
     with pytest.raises(ValueError, match="no such environment"):
-        _collect(module(RENDERERS={"nowhere": drawn.CounterRenderer()}), Registry())
+        _collect(module(RENDERERS={"nowhere": drawn.CounterRenderer()}), "fake", Registry())
     with pytest.raises(ValueError, match="lacks templates"):
         _collect(
             module(ENVIRONMENTS=drawn.ENVIRONMENTS, RENDERERS={"test.counter": object()}),
+            "fake",
             Registry(),
         )
     twice = Registry()
-    _collect(module(ENVIRONMENTS=drawn.ENVIRONMENTS, RENDERERS=drawn.RENDERERS), twice)
+    _collect(module(ENVIRONMENTS=drawn.ENVIRONMENTS, RENDERERS=drawn.RENDERERS), "fake", twice)
     with pytest.raises(ValueError, match="a second one"):
-        _collect(module(RENDERERS=drawn.RENDERERS), twice)
+        _collect(module(RENDERERS=drawn.RENDERERS), "fake", twice)
 
 
 CORE = Path(__file__).resolve().parents[1] / "envserver"
