@@ -14,19 +14,10 @@ from environments.evo.calibration import Rollout
 from environments.evo.contract import ContractError, check_source, normalised_digest
 from environments.evo.novelty import PoolEntry
 from environments.evo.seeds import seed_sources
-from environments.evo.settings import EvoSettings
+from tests.evo_support import SETTINGS
 
 SEEDS = seed_sources()
 LIS = SEEDS["lis"]
-SETTINGS = EvoSettings(
-    data_dir=Path(),
-    store="sqlite://",
-    reviewer_url="",
-    solver_url="",
-    model="default",
-    pass_band=(0.05, 0.95),
-    solver_samples=8,
-)
 
 
 def run(source: str, pool: list[PoolEntry] | None = None, **kwargs: object) -> Admission:

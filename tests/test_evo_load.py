@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -22,18 +21,9 @@ from environments.evo.program import (
     run_limits,
     task_call,
 )
-from environments.evo.settings import EvoSettings
 from sandbox.model import RunRecord
+from tests.evo_support import SETTINGS
 
-SETTINGS = EvoSettings(
-    data_dir=Path(),
-    store="sqlite://",
-    reviewer_url="",
-    solver_url="",
-    model="default",
-    pass_band=(0.05, 0.95),
-    solver_samples=8,
-)
 HEAVY = '''"""Planted subset-sum whose oracle tries every subset: heavy but legal."""
 
 import random

@@ -19,19 +19,10 @@ from environments.evo import seeding
 from environments.evo.contract import check_source
 from environments.evo.seeding import SUBMITTER, admit_seeds, records, seed_admissions
 from environments.evo.seeds import seed_sources
-from environments.evo.settings import EvoSettings
 from environments.evo.store import Store, SubmissionRow
+from tests.evo_support import SETTINGS
 from tests.server import ROOT
 
-SETTINGS = EvoSettings(
-    data_dir=Path(),
-    store="sqlite://",
-    reviewer_url="",
-    solver_url="",
-    model="default",
-    pass_band=(0.05, 0.95),
-    solver_samples=8,
-)
 NAMES = sorted(check_source(source).name for source in seed_sources().values())
 OPEN_AT = """
 import sys, time

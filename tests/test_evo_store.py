@@ -9,19 +9,10 @@ import pytest
 
 from environments.evo.admission import admit
 from environments.evo.seeds import seed_sources
-from environments.evo.settings import EvoSettings
 from environments.evo.store import Store
+from tests.evo_support import SETTINGS
 
 SEEDS = seed_sources()
-SETTINGS = EvoSettings(
-    data_dir=Path(),
-    store="sqlite://",
-    reviewer_url="",
-    solver_url="",
-    model="default",
-    pass_band=(0.05, 0.95),
-    solver_samples=8,
-)
 
 
 def _exercise(store: Store) -> None:

@@ -1,0 +1,19 @@
+"""The evo tests' settings: an in-memory store and no model endpoints, as a server without
+ENVSERVER_EVO_* variables would build them (fields given here, so the machine's environment
+cannot change what the tests see)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from environments.evo.settings import EvoSettings
+
+SETTINGS = EvoSettings(
+    data_dir=Path(),
+    store="sqlite://",
+    reviewer_url="",
+    solver_url="",
+    model="default",
+    pass_band=(0.05, 0.95),
+    solver_samples=8,
+)
