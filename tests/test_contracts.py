@@ -198,6 +198,17 @@ def test_verifier_example_scores_one_and_junk_is_invalid(verifier: str) -> None:
         assert (score.status, score.reward) == ("invalid", 0.0)
 
 
+def _settled(http: httpx.Client, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The answer to ``body``, asked again (twice at most) while it is ``timeout``: the API's
+    status for a check that ran out of time on a busy machine, which the state does not move past
+    and a client retries. A server that never finishes still fails the comparison."""
+    for _ in range(2):
+        answer: dict[str, Any] = http.post(path, json=body).json()
+        if answer.get("status") != "timeout":
+            return answer
+    return http.post(path, json=body).json()  # type: ignore[no-any-return]
+
+
 @pytest.mark.parametrize("env_id", ENVS)
 def test_the_served_environment_is_the_registered_one(env_id: str, base_url: str) -> None:
     # Over HTTP: same first observation, and the token carries the state to the same step.
@@ -205,12 +216,12 @@ def test_the_served_environment_is_the_registered_one(env_id: str, base_url: str
     first = environment.reset(21, environment.spec.options_model())
     # A reset may prove an optimum (OPT's references: up to the environment's own time limit).
     with httpx.Client(base_url=base_url, timeout=2 * environment.spec.timeout_s + 30) as http:
-        reset = http.post(f"/v1/envs/{env_id}/reset", json={"seed": 21}).json()
+        reset = _settled(http, f"/v1/envs/{env_id}/reset", {"seed": 21})
         assert reset["observation"] == first.observation
         action = environment.expert_action(first.state)
-        step: dict[str, Any] = http.post(
-            f"/v1/envs/{env_id}/step", json={"state": reset["state"], "action": action}
-        ).json()
+        step = _settled(
+            http, f"/v1/envs/{env_id}/step", {"state": reset["state"], "action": action}
+        )
     local = environment.step(first.state, action)
     assert (step["reward"], step["status"], step["terminated"]) == (
         local.score.reward,

@@ -46,8 +46,10 @@ print("forked", len(kids))
 
 
 def _pool_groups() -> list[Path]:
+    """This process's pools' groups (named for its pid: tests in other processes make theirs)."""
     assert HIERARCHY is not None
-    return [p for p in HIERARCHY.parent.iterdir() if p.name.startswith(cgroups.PREFIX)]
+    mine = f"{cgroups.PREFIX}{os.getpid()}-"
+    return [p for p in HIERARCHY.parent.iterdir() if p.name.startswith(mine)]
 
 
 # -- the groups ----------------------------------------------------------------------------------
