@@ -25,6 +25,10 @@ import psutil
 from envserver.testing import SOURCE, free_port
 
 SINGLE_NODE = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+PATIENT_PROXY = {"RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S": "30"}
+"""Serve kills an HTTP proxy not ready within 5 s and starts another; on a node as busy as a
+2-core machine running the test suite, the first one often needs longer. The caller's own
+value wins."""
 HIGH_THROUGHPUT = {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1", "RAY_SERVE_ENABLE_HA_PROXY": "1"}
 """Serve's high-throughput mode (Ray 2.56+): HAProxy (a C load balancer shipped with
 ``ray[serve]``) as each node's ingress instead of Serve's Python proxy, and the replicas' data
@@ -52,6 +56,7 @@ class RayCluster:
         self.http_port = free_port()
         self.log = workdir / "ray.log"
         self.env = {
+            **PATIENT_PROXY,
             **os.environ,
             **SINGLE_NODE,
             **(HIGH_THROUGHPUT if high_throughput else {}),

@@ -21,6 +21,7 @@ has ``import_path: envserver.ray_serve:build`` (``build`` reads its ``args``).
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from envserver.app import create_app
 from envserver.config import ConfigError, Settings
 
 APP_NAME = "envserver"
+log = logging.getLogger("envserver")
 # Our own 429 backpressure bounds the work a replica holds; Serve's limit is only a guard well
 # above it, so requests are not queued twice.
 MAX_ONGOING_REQUESTS = 1024
@@ -169,7 +171,16 @@ def deploy(address: str, scaling: Scaling, settings: Settings) -> str:
     app = application(os.environ, scaling)
     ray.init(address=address, log_to_driver=False)
     try:
-        serve.start(http_options={"host": settings.host, "port": settings.port})
+        try:
+            serve.start(http_options={"host": settings.host, "port": settings.port})
+        except (ray.exceptions.RayActorError, TimeoutError) as exc:
+            # Serve's controller gives a starting proxy RAY_SERVE_PROXY_READY_CHECK_TIMEOUT_S
+            # (5 s by default), then kills it and starts another with a longer wait, and
+            # serve.start gives up after 60 s: on a busy node it can fail although Serve is up.
+            # serve.run below waits again for the proxies that are there now.
+            log.warning(
+                "Serve's first HTTP proxy did not start in time; waiting for the next: %s", exc
+            )
         serve.run(app, name=APP_NAME, route_prefix="/")
     finally:
         ray.shutdown()
