@@ -424,8 +424,9 @@ def test_killing_the_fork_server_under_load_loses_only_items_in_flight(victim: L
         os.kill(old, signal.SIGKILL)
         # Its workers die with it (none lives on unsupervised), and new ones start from a new
         # fork server without a warm-up: the new fork server's imports are the wait (about 3 s
-        # on an idle machine, several times that on a loaded one: benchmarks/recovery.py).
-        assert load.recovered_within(20), dict(load.replies)
+        # on an idle machine, several times that on a loaded one: benchmarks/recovery.py). This
+        # checks that it recovers, not how fast: over 20 s was seen beside the rest of the suite.
+        assert load.recovered_within(60), dict(load.replies)
     _check(load)
     # Meanwhile /healthz said the pool was degraded (still 200: it heals by itself), and
     # /readyz refused while no worker was ready.

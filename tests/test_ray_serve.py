@@ -38,6 +38,9 @@ from tests.test_contracts import (
 pytest.importorskip(
     "ray.serve", reason="the ray extra is not installed: pip install envserver[ray]"
 )
+# The first test also starts the cluster and deploys: 5 min of it were seen on a 2-core machine
+# running the rest of the suite beside it.
+pytestmark = pytest.mark.timeout(900)
 
 SECRET = "ray-serve-test-secret-0123456789abcdef"
 EPISODE_ENV = "alfworld"  # multi-turn, several expert steps per episode
@@ -57,7 +60,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
     except (RuntimeError, OSError) as exc:
         pytest.skip(f"Ray could not start here: {exc}")
     try:
-        cluster.deploy(SECRET, replicas=2)
+        cluster.deploy(SECRET, replicas=2, timeout_s=600)
         yield cluster
     finally:
         cluster.stop()
