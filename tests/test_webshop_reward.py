@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.server import ROOT
 from tests.webshop_support import small_shop
 from verifiers.webshop import VERIFIER, reward
 from verifiers.webshop.reward import (
@@ -263,3 +266,27 @@ def test_fuzzy_match_decides_as_the_original(pair: tuple[str, str]) -> None:
     # fuzzy_match skips difflib below an upper bound; the decision must not change.
     a, b = pair
     assert reward.fuzzy_match(a, b) == (thefuzz.token_set_ratio(a, b) > 85)
+
+
+def test_the_noun_tagger_loads_without_torch_and_leaves_it_importable() -> None:
+    # thinc would import torch (seconds per pool worker) where it is installed; the tagger runs
+    # on numpy, and torch stays importable for whatever else the process runs.
+    program = (
+        "import importlib.util, sys\n"
+        "from verifiers.webshop.nouns import title_nouns\n"
+        "print(title_nouns('Lavender Essential Oil for Diffuser'))\n"
+        "assert 'torch' not in sys.modules, 'the tagger imported torch'\n"
+        "if importlib.util.find_spec('torch') is not None:\n"
+        "    import torch\n"
+        "    print(torch.tensor([1]).item())\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", program],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0] == "('lavender', 'essential', 'oil', 'diffuser')"

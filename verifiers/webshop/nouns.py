@@ -9,6 +9,7 @@ by that name. Only the tagger path runs: the parser, NER and lemmatiser never ch
 from __future__ import annotations
 
 import importlib.util
+import sys
 from functools import cache, lru_cache
 from typing import Any
 
@@ -23,8 +24,17 @@ for _needed in ("spacy", MODEL):
 
 @cache
 def _pipeline() -> Any:
-    import spacy  # noqa: PLC0415 - a second of import time, paid only when a title is parsed
-
+    # spaCy's tagger runs on thinc's numpy ops, but thinc imports torch where it is installed
+    # (a trainer's machine, our test venv) and asks CUDA for its devices: 2 of the 3 CPU-seconds
+    # this load cost in each pool worker. Hidden while spaCy imports, torch is left alone after.
+    hidden = "torch" not in sys.modules
+    if hidden:
+        sys.modules["torch"] = None  # type: ignore[assignment] # an ImportError for thinc
+    try:
+        import spacy  # noqa: PLC0415 - a second of import time, paid only when a title is parsed
+    finally:
+        if hidden:
+            del sys.modules["torch"]
     return spacy.load(MODEL, exclude=["parser", "ner", "lemmatizer", "senter"])
 
 
