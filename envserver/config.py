@@ -60,12 +60,6 @@ class Settings(BaseSettings):
         le=256,
         description="Worker processes, in all (each server process gets its share, at least 1).",
     )
-    warm_up: bool = Field(
-        True,
-        description="Ready means warm: the first workers run each verifier's example before "
-        "/readyz answers 200. Off, a server is ready seconds sooner and each worker's first item "
-        "of a family pays for its set-up (an NLP model, a parser): for development restarts.",
-    )
     max_queue_items: int = Field(
         4096, ge=1, description="Items waiting or running in the pool before answering 429."
     )

@@ -14,7 +14,6 @@ import pytest
 
 from sandbox.backends import SandboxConfig, open_sandbox
 from sandbox.runner import Sandbox
-from tests.plugins.faulty import WARM_LOG_ENV
 from tests.postgres_support import PostgresUnavailable, postgres_server
 from tests.server import LiveServer
 
@@ -28,13 +27,7 @@ TEST_PLUGINS = {
         filter(None, ["tests.plugins.faulty", os.environ.get("ENVSERVER_PLUGINS")])
     ),
     "ENVSERVER_POOL_WORKERS": "2",
-    # Most test servers start cold (a server start is the suite's largest cost); the shared ones
-    # and those that test a start as a user makes it keep the default, ready means warm.
-    "ENVSERVER_WARM_UP": "false",
 }
-WARM = {"ENVSERVER_WARM_UP": "true"}
-WARM_LOG = "warmed.log"
-"""Where a test server's ``test.warm`` verifier notes each worker that warmed up."""
 
 
 # The files that take longest (worker-seconds in a 4-worker run on 2 cores, `--durations`),
@@ -64,15 +57,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def make_server(workdir: Path, *args: str, **env: str) -> LiveServer:
     """A server configured like the shared one, plus ``env``, started with ``serve *args``;
     not started."""
-    return LiveServer(
-        workdir, *args, **{**TEST_PLUGINS, WARM_LOG_ENV: str(workdir / WARM_LOG), **env}
-    )
+    return LiveServer(workdir, *args, **{**TEST_PLUGINS, **env})
 
 
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """One shared server for the end-to-end tests (open: no API keys)."""
-    with make_server(tmp_path_factory.mktemp("server"), **WARM) as server:
+    with make_server(tmp_path_factory.mktemp("server")) as server:
         yield server
 
 
@@ -97,7 +88,7 @@ RESTRICTED = {
 def restricted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A second server configured to refuse: keys required (``RESTRICTED_KEY``), families
     disabled, no sandbox, tight limits."""
-    with make_server(tmp_path_factory.mktemp("restricted"), **RESTRICTED, **WARM) as server:
+    with make_server(tmp_path_factory.mktemp("restricted"), **RESTRICTED) as server:
         yield server
 
 

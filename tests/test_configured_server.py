@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.conftest import WARM, make_server
+from tests.conftest import make_server
 from tests.optional_tools import LEMMA, PROOF, TUTORIAL, optional_tools
 from tests.server import LiveServer
 from tests.test_evo_server import expert, submit
@@ -19,9 +19,7 @@ from tests.test_evo_server import expert, submit
 @pytest.fixture(scope="module")
 def configured(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[LiveServer]:
     folder = tmp_path_factory.mktemp("configured")
-    with make_server(
-        folder, ENVSERVER_EVO_STORE=postgres_url, **optional_tools(folder), **WARM
-    ) as server:
+    with make_server(folder, ENVSERVER_EVO_STORE=postgres_url, **optional_tools(folder)) as server:
         yield server
 
 

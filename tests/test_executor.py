@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from envserver.executor import Call, Executor
-from tests.conftest import WARM_LOG, make_server
+from tests.conftest import make_server
 from tests.server import LiveServer
 
 
@@ -175,23 +175,3 @@ def test_inline_calls_run_here_take_no_queue_place_and_keep_their_errors() -> No
     assert outcomes[21].status == "ok"
     assert outcomes[21].value not in (None, os.getpid())
     assert executor.in_flight == 0
-
-
-def test_ready_means_warm_each_first_worker_ran_every_example(live_server: LiveServer) -> None:
-    # The shared server keeps the default: its two workers ran test.warm's example (and every
-    # other verifier's) before /readyz said 200. Replacement workers skip the warm-up.
-    warmed = (live_server.log.parent / WARM_LOG).read_text().split()
-    assert len(warmed) == len(set(warmed)) == 2, warmed
-
-
-def test_a_server_without_warm_up_is_ready_cold_and_scores_all_the_same(
-    tight: LiveServer,
-) -> None:
-    # tight starts as most test servers do, with ENVSERVER_WARM_UP=false: no worker ran an
-    # example, and the first item of a family pays its set-up instead.
-    log = tight.log.parent / WARM_LOG
-    assert not log.exists()
-    with httpx.Client(base_url=tight.base_url, timeout=60) as http:
-        scored = verify(http, "test.warm", "warm")  # against verify's reference, "x"
-    assert (scored[0]["status"], scored[0]["reward"]) == ("ok", 0.0)
-    assert len(log.read_text().split()) == 1  # noted by the item itself, not by a warm-up

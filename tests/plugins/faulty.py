@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 from verifiers.base import Verifier
@@ -36,17 +35,6 @@ def _spin(response: str, reference: Any, options: Any) -> Score:
     return Score.ok(1.0 if response == str(reference) else 0.0)
 
 
-WARM_LOG_ENV = "ENVSERVER_TEST_WARM_LOG"
-"""Where ``test.warm`` writes the pid of each worker that runs its example (a warm-up)."""
-
-
-def _warm(response: str, reference: Any, options: Any) -> Score:
-    if response == "warm" and (log := os.environ.get(WARM_LOG_ENV)):
-        with Path(log).open("a") as out:
-            out.write(f"{os.getpid()}\n")
-    return Score.ok(1.0 if response == str(reference) else 0.0)
-
-
 def _raise(response: str, reference: Any, options: Any) -> Score:
     raise RuntimeError("this verifier is broken")
 
@@ -56,11 +44,4 @@ VERIFIERS = (
     Verifier("test.crash", "1", "Kills its worker on 'crash'.", _crash),
     Verifier("test.spin", "1", "Spins forever on 'spin'.", _spin, timeout_s=1.0),
     Verifier("test.raise", "1", "Always raises.", _raise),
-    Verifier(
-        "test.warm",
-        "1",
-        "Notes each worker that warms up (its example), in $ENVSERVER_TEST_WARM_LOG.",
-        _warm,
-        example=("warm", "warm"),
-    ),
 )
