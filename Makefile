@@ -71,11 +71,8 @@ lint: setup
 types: setup
 	$(BIN)/mypy
 
-# The suite starts many interpreters (46 servers with their fork servers, command-line runs) that
-# import the same source: bytecode is written once and read after, even where the shell sets
-# PYTHONDONTWRITEBYTECODE (pytest's rewritten test modules are cached the same way).
 unit: setup test-tools
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test: lint types unit
 
