@@ -28,6 +28,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     select,
+    update,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError, IntegrityError
@@ -185,6 +186,16 @@ class Store:
         assert row is not None  # made with the tables
         row.value += 1
 
+    @staticmethod
+    def _lock(session: Session) -> None:
+        """Make ``session`` the store's only writer until it ends: it writes the generation row
+        unchanged, which on SQLite opens the transaction and takes the write lock (SQLite's
+        driver begins a transaction only at the first write, so what is read before that may be
+        stale by the time it writes) and on PostgreSQL locks the row."""
+        session.execute(
+            update(GenerationRow).where(GenerationRow.id == 1).values(value=GenerationRow.value)
+        )
+
     def submit(self, source: str, digest: str, submitter: str) -> str:
         """Record a pending submission; its id."""
         submission = uuid.uuid4().hex
@@ -243,12 +254,15 @@ class Store:
     def plant(self, admitted: list[tuple[str, Admission]], submitter: str) -> list[str]:
         """Add each admitted ``(source, admission)`` whose name this store never served (the
         seeds on first open; a retired seed stays retired); the names added. Processes that
-        plant at once are settled by the unique keys: the losers retry and find them there."""
+        plant at once take turns (``_lock``): the later finds the names taken."""
         planted: list[str] = []
 
         def write() -> None:
             planted.clear()
             with Session(self.engine) as session, session.begin():
+                # Read what is taken only once no other process can plant: two processes that
+                # both read "none taken" would each plant every seed, the later as version 2.
+                self._lock(session)
                 taken = set(session.scalars(select(EnvRow.name)).all())
                 for source, admission in admitted:
                     meta = admission.metadata
