@@ -23,7 +23,7 @@ from clients.http import AsyncEnvServerClient, EnvServerClient
 from clients.vector import EnvServerVectorEnv
 from tests.conftest import RESTRICTED_KEY, make_server
 from tests.server import LiveServer
-from tests.test_contracts import ENVS, env
+from tests.test_contracts import ENVS, EPISODE_SEED, env
 
 KEY = RESTRICTED_KEY.partition(":")[2]
 
@@ -44,10 +44,10 @@ def test_the_served_environment_is_the_registered_one_over_the_stream(
 ) -> None:
     # The assertions of tests/test_contracts.py's HTTP contract, through the stream client.
     environment = env(env_id)
-    first = environment.reset(21, environment.spec.options_model())
+    first = environment.reset(EPISODE_SEED, environment.spec.options_model())
     timeout = 2 * environment.spec.timeout_s + 30
     with EnvServerClient(base_url, timeout=timeout, transport="stream") as client:
-        reset = client.reset(env_id, seed=21)
+        reset = client.reset(env_id, seed=EPISODE_SEED)
         assert reset.model_dump(mode="json")["observation"] == first.observation
         assert reset.state is not None
         action = environment.expert_action(first.state)
