@@ -254,7 +254,8 @@ def vacuous(a: object, options: CheckOptions) -> bool | None:
 
 
 def holds_on(a: object, cex: Counterexample, options: CheckOptions | None = None) -> bool:
-    """Whether ``G a`` holds on the lasso ``cex`` (re-asserting the trace in z3)."""
+    """Whether ``G a`` holds on the lasso ``cex`` (re-asserting the trace in z3); raises
+    ``Timeout`` when ``options.timeout_s`` passes first."""
     options = options or CheckOptions()
     enc, air, deadline = _single(a, options)
     if cex.length != enc.lasso.k:
@@ -276,6 +277,8 @@ def holds_on(a: object, cex: Counterexample, options: CheckOptions | None = None
         for t in range(lasso.k):
             s.add(vs[t] == values[t])
     r = s.check()
+    if r == z3.unknown:  # the time limit, not the trace: a loaded machine, never a verdict
+        raise Timeout(f"the trace was not checked within {options.timeout_s} s")
     if r != z3.sat:
         raise SvaError("unsupported", "the trace violates the lasso's history closure")
     return bool(z3.is_true(s.model().eval(to_z3(fa), model_completion=True)))
