@@ -13,8 +13,17 @@ STAMP := $(VENV)/.installed
 # The suite mostly waits (servers starting, subprocesses): more workers than cores pay off.
 # Each test file runs whole on one worker (pyproject's --dist loadfile).
 TEST_WORKERS ?= 4
+# The suite starts hundreds of Python processes (servers, their pools, the CLI, four workers that
+# each collect every file): they share the bytecode in __pycache__ instead of each compiling the
+# project again, also where the environment turns writing it off (a fresh clone with
+# PYTHONDONTWRITEBYTECODE set paid about 4 CPU-s more per server start, 7 per worker's collection).
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q
+# The Ray Serve file starts a Ray node of its own. Beside the parallel suite on 2 cores, Serve
+# timed out its own starting proxy and replicas and started them again for over 10 minutes; alone
+# it takes about 80 s, beside mypy (one core) in `make test`.
+RAY_TESTS := tests/test_ray_serve.py
 
-.PHONY: setup setup-serve venv test-tools serve test lint types unit bench clean
+.PHONY: setup setup-serve venv test-tools serve test lint types unit unit-ray unit-parallel bench clean
 
 # What serving needs from the system: a venv, and libseccomp for the sandbox.
 venv:
@@ -71,10 +80,20 @@ lint: setup
 types: setup
 	$(BIN)/mypy
 
-unit: setup test-tools
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+# The whole suite: the Ray file alone, then every other file on TEST_WORKERS workers.
+unit:
+	@$(MAKE) --no-print-directory unit-ray
+	@$(MAKE) --no-print-directory unit-parallel
 
-test: lint types unit
+unit-ray: setup test-tools
+	$(PYTEST) $(RAY_TESTS)
+
+unit-parallel: setup test-tools
+	$(PYTEST) -n $(TEST_WORKERS) --ignore=$(RAY_TESTS)
+
+test: lint
+	@$(MAKE) --no-print-directory -j2 --output-sync types unit-ray
+	@$(MAKE) --no-print-directory unit-parallel
 
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput

@@ -33,10 +33,9 @@ TEST_PLUGINS = {
 # The files that take longest (seconds on one worker of a 4-worker run on 2 cores, measured
 # per file), longest first. xdist hands whole files to workers in collection order
 # (pyproject's --no-loadscope-reorder: by default it orders files by their count of tests
-# instead, which ran the Ray file last, alone at the end): started first, they run beside the
-# many short files instead of after them. Re-measure when a file grows.
+# instead): started first, they run beside the many short files instead of after them.
+# Re-measure when a file grows. (`make test` runs the Ray file on its own, before these.)
 LONGEST_FIRST = (
-    "test_ray_serve.py",  # 512 s, 348 of them the min-bisection step asked again on timeouts
     "test_contracts.py",  # 390 s
     "test_sbol_family.py",  # 258 s
     "test_sva_rewrites.py",  # 190 s

@@ -38,8 +38,8 @@ from tests.test_contracts import (
 pytest.importorskip(
     "ray.serve", reason="the ray extra is not installed: pip install envserver[ray]"
 )
-# The first test also starts the cluster and deploys: 5 min of it were seen on a 2-core machine
-# running the rest of the suite beside it.
+# The first test also starts the cluster and deploys: about a minute alone on 2 cores, over 10
+# beside the rest of the suite there (so `make test` runs this file on its own).
 pytestmark = pytest.mark.timeout(900)
 
 SECRET = "ray-serve-test-secret-0123456789abcdef"
