@@ -985,7 +985,8 @@ def test_cpp_fork_bomb(box: Box) -> None:
     rec = box.sb.run(RunRequest(language="cpp", source=CPP_FORK_BOMB, limits=limits))
     assert rec.compile is None or rec.compile.status == "ok", rec.compile
     assert rec.status == "timeout", _show(rec)
-    assert rec.wall_s <= limits.wall_s + 0.5, _show(rec)
+    # As in test_fork_bomb: the bound is the kill's promptness (1.568 s seen under the suite).
+    assert rec.wall_s <= limits.wall_s + 1.0, _show(rec)
     _assert_no_run_processes(box.run_uids)
 
 

@@ -3,6 +3,7 @@ initialised GPT-2 (built here, no downloads) against a live server."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -11,16 +12,19 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from tests.server import ROOT
 
-from clients.train.grpo import group_advantages, grpo_loss  # noqa: E402
-from clients.train.tiny import tiny_model  # noqa: E402
-from clients.train.trainer import GRPOTrainer, TrainConfig  # noqa: E402
-from tests.server import ROOT  # noqa: E402
+# The tests import torch and the trainer themselves: every xdist worker collects this file, and
+# importing them at collection cost each worker seconds of CPU for tests it does not run.
+if not all(importlib.util.find_spec(name) for name in ("torch", "transformers")):
+    pytest.skip("the train extra is not installed", allow_module_level=True)
 
 
 def test_group_advantages_normalise_within_groups_and_skip_invalid() -> None:
+    import torch
+
+    from clients.train.grpo import group_advantages
+
     rewards = torch.tensor([1.0, 0.0, 0.0, 1.0, 5.0, 5.0, 5.0, 9.0])
     valid = torch.tensor([True, True, True, True, True, True, True, False])
     a = group_advantages(rewards, valid, group_size=4)
@@ -32,6 +36,10 @@ def test_group_advantages_normalise_within_groups_and_skip_invalid() -> None:
 
 
 def test_kl_is_zero_against_an_identical_reference_and_masks_remove_gradient() -> None:
+    import torch
+
+    from clients.train.grpo import grpo_loss
+
     logp = torch.randn(3, 5, requires_grad=True)
     mask = torch.ones(3, 5)
     parts = grpo_loss(logp, logp.detach(), logp.detach(), torch.tensor([1.0, -1.0, 0.5]), mask)
@@ -40,12 +48,16 @@ def test_kl_is_zero_against_an_identical_reference_and_masks_remove_gradient() -
     masked = mask.clone()
     masked[1] = 0
     loss = grpo_loss(logp, logp.detach(), logp.detach(), torch.tensor([1.0, 5.0, 0.5]), masked).loss
-    loss.backward()
+    torch.autograd.backward(loss)
     assert logp.grad is not None
     assert torch.equal(logp.grad[1], torch.zeros(5)) and logp.grad[0].abs().sum() > 0
 
 
 def test_the_surrogate_is_clipped_and_kl_grows_with_divergence() -> None:
+    import torch
+
+    from clients.train.grpo import grpo_loss
+
     old = torch.zeros(1, 4)
     far = torch.full((1, 4), 0.5)  # ratio e^0.5 > 1.2: clipped for a positive advantage
     parts = grpo_loss(far, old, old, torch.tensor([1.0]), torch.ones(1, 4), beta=0.1)
@@ -54,6 +66,9 @@ def test_the_surrogate_is_clipped_and_kl_grows_with_divergence() -> None:
 
 @pytest.mark.timeout(240)
 def test_grpo_steps_against_a_live_server(base_url: str, tmp_path: Path) -> None:
+    from clients.train.tiny import tiny_model
+    from clients.train.trainer import GRPOTrainer, TrainConfig
+
     model_dir = tmp_path / "tiny"
     tiny_model(model_dir)
     config = TrainConfig(
@@ -88,6 +103,9 @@ def test_grpo_steps_against_a_live_server(base_url: str, tmp_path: Path) -> None
 
 @pytest.mark.timeout(240)
 def test_multi_turn_episodes_train_on_model_tokens_only(base_url: str, tmp_path: Path) -> None:
+    from clients.train.tiny import tiny_model
+    from clients.train.trainer import GRPOTrainer, TrainConfig
+
     model_dir = tmp_path / "tiny"
     tiny_model(model_dir)
     config = TrainConfig(
@@ -116,6 +134,9 @@ def test_multi_turn_episodes_train_on_model_tokens_only(base_url: str, tmp_path:
 
 @pytest.mark.timeout(240)
 def test_a_verifier_and_a_dataset_instead_of_an_environment(base_url: str, tmp_path: Path) -> None:
+    from clients.train.tiny import tiny_model
+    from clients.train.trainer import GRPOTrainer, TrainConfig
+
     model_dir = tmp_path / "tiny"
     tiny_model(model_dir)
     dataset = tmp_path / "data.jsonl"
@@ -144,6 +165,7 @@ def test_the_command_line(
     base_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from clients.train.cli import main
+    from clients.train.tiny import tiny_model
 
     tiny_model(tmp_path / "tiny")
     main(

@@ -6,16 +6,18 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-trl = pytest.importorskip("trl")
-datasets = pytest.importorskip("datasets")
-
-from clients.adapters.trl import RemoteReward  # noqa: E402
-from clients.train.tiny import tiny_model  # noqa: E402
+from clients.adapters.trl import RemoteReward
 
 
 @pytest.mark.timeout(240)
 def test_trl_grpo_trainer_runs_with_the_service_reward(base_url: str, tmp_path: Path) -> None:
+    # Imported here, not at collection: every xdist worker collects this file, and importing
+    # TRL and torch cost each worker seconds of CPU for a test it does not run.
+    pytest.importorskip("torch")
+    trl = pytest.importorskip("trl")
+    datasets = pytest.importorskip("datasets")
+    from clients.train.tiny import tiny_model
+
     model_dir = tmp_path / "tiny"
     _, tokenizer = tiny_model(model_dir)
     rows = [(f"What is {a} + {b}?", str(a + b)) for a, b in ((1, 2), (3, 4), (5, 6), (7, 1))]
