@@ -6,11 +6,9 @@ import os
 import re
 import subprocess
 import sys
-import time
 import tomllib
 from collections.abc import Iterator
 
-import httpx
 import pytest
 from typer.testing import CliRunner, Result
 
@@ -51,16 +49,7 @@ def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
             stderr=subprocess.STDOUT,
         )
     try:
-        deadline = time.monotonic() + 180  # as LiveServer.start: a loaded machine starts slowly
-        while True:
-            if server.process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"server did not become ready:\n{server.log.read_text()}")
-            try:
-                if httpx.get(f"{server.base_url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.05)
-        yield server
+        yield server.wait_ready()
     finally:
         server.stop()
 
