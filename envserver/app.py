@@ -91,12 +91,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
             initializer=functools.partial(worker.attach, sandbox.socket_path, settings),
-            warm_up=worker.warm_up,
+            warm_up=worker.warm_up if settings.warm_up else None,
             preload=registry.modules,
         )
-        # Ready means warm: every worker imports the families and runs each verifier's example
-        # first (NLP models, parsers, solvers: seconds), so /readyz waits for that rather than
-        # letting the first requests after it pay for it.
+        # Ready means warm (unless settings.warm_up is off): every worker imports the families
+        # and runs each verifier's example first (NLP models, parsers, solvers: seconds), so
+        # /readyz waits for that rather than letting the first requests after it pay for it.
         await executor.run(
             [Call(worker.ping, (), settings.max_item_timeout_s)]
             * min(settings.pool_workers, settings.max_queue_items)

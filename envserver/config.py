@@ -60,6 +60,13 @@ class Settings(BaseSettings):
         le=256,
         description="Worker processes, in all (each server process gets its share, at least 1).",
     )
+    warm_up: bool = Field(
+        True,
+        description="Each of the pool's first workers runs every verifier's example (models, "
+        "parsers, solvers loaded: about 1.5 CPU-s a worker) before it takes items, and the "
+        "server is ready once one has. Off: ready sooner, and the first call of each verifier "
+        "in each worker pays that instead.",
+    )
     max_queue_items: int = Field(
         4096, ge=1, description="Items waiting or running in the pool before answering 429."
     )

@@ -22,11 +22,15 @@ TAMARIN_BATCH = FIXTURES / "tamarin" / "batch"
 """Recorded tamarin-prover batch runs (GPL-3.0 data, see its README)."""
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
 # Plugins the caller configured (tests/test_guide.py runs the contract tests on its own) stay.
+# They skip the pool's warm-up: a run starts about 40 servers, each warm-up costs about 1.5 CPU-s
+# a worker, and most servers call few families (tests/test_warm_up.py and the configured server
+# keep it).
 TEST_PLUGINS = {
     "ENVSERVER_PLUGINS": ",".join(
         filter(None, ["tests.plugins.faulty", os.environ.get("ENVSERVER_PLUGINS")])
     ),
     "ENVSERVER_POOL_WORKERS": "2",
+    "ENVSERVER_WARM_UP": "false",
 }
 
 

@@ -19,7 +19,10 @@ from tests.test_evo_server import expert, submit
 @pytest.fixture(scope="module")
 def configured(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[LiveServer]:
     folder = tmp_path_factory.mktemp("configured")
-    with make_server(folder, ENVSERVER_EVO_STORE=postgres_url, **optional_tools(folder)) as server:
+    # As a user starts it: warm before ready (the other test servers skip the warm-up).
+    with make_server(
+        folder, ENVSERVER_EVO_STORE=postgres_url, ENVSERVER_WARM_UP="true", **optional_tools(folder)
+    ) as server:
         yield server
 
 

@@ -36,7 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     small_env().shop.index  # noqa: B018 - build the index once, here, for both processes
     env = {**server_env(small_config()), "ENVSERVER_PLUGINS": PLUGINS}
     live = make_server(tmp_path_factory.mktemp("playground"), **env)
-    live.start(timeout_s=300)  # every family warms up in the workers first; a shared machine
+    live.start(timeout_s=300)  # a shared machine starts slowly
     try:
         yield live
     finally:
