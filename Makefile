@@ -10,7 +10,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SERVE_STAMP := $(VENV)/.serve-installed
 STAMP := $(VENV)/.installed
-# The suite mostly waits (servers starting, subprocesses): more workers than cores pay off.
+# Much of a test's time is servers starting and subprocesses: more workers than cores pay off.
 # Each test file runs whole on one worker (pyproject's --dist loadfile).
 TEST_WORKERS ?= 4
 # The suite starts hundreds of Python processes (servers, their pools, the CLI, four workers that

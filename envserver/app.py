@@ -94,9 +94,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             warm_up=worker.warm_up if settings.warm_up else None,
             preload=registry.modules,
         )
-        # Ready means warm (unless settings.warm_up is off): every worker imports the families
-        # and runs each verifier's example first (NLP models, parsers, solvers: seconds), so
-        # /readyz waits for that rather than letting the first requests after it pay for it.
+        # A worker takes items once warm (unless settings.warm_up is off): it has imported the
+        # families and run each verifier's example (NLP models, parsers, solvers: seconds), so
+        # no request pays for that. The server is ready once one worker is.
         await executor.run(
             [Call(worker.ping, (), settings.max_item_timeout_s)]
             * min(settings.pool_workers, settings.max_queue_items)
