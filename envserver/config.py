@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     warm_up: bool = Field(
         True,
         description="Each of the pool's first workers runs every verifier's example (models, "
-        "parsers, solvers loaded: about 1.5 CPU-s a worker) before it takes items, and the "
+        "parsers, solvers loaded: about 1.3 CPU-s a worker) before it takes items, and the "
         "server is ready once one has. Off: ready sooner, and the first call of each verifier "
         "in each worker pays that instead.",
     )

@@ -22,10 +22,10 @@ TAMARIN_BATCH = FIXTURES / "tamarin" / "batch"
 """Recorded tamarin-prover batch runs (GPL-3.0 data, see its README)."""
 # The test servers also load verifiers that hang, spin, crash and raise on purpose.
 # Plugins the caller configured (tests/test_guide.py runs the contract tests on its own) stay.
-# They skip the pool's warm-up: a run starts about 40 servers, each warm-up costs about 1.5 CPU-s
+# They skip the pool's warm-up: a run starts about 40 servers, each warm-up costs about 1.3 CPU-s
 # a worker, and most servers call few families (tests/test_warm_up.py and the configured server
 # keep it).
-TEST_PLUGINS = {
+TEST_SERVER_ENV = {
     "ENVSERVER_PLUGINS": ",".join(
         filter(None, ["tests.plugins.faulty", os.environ.get("ENVSERVER_PLUGINS")])
     ),
@@ -65,7 +65,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def make_server(workdir: Path, *args: str, **env: str) -> LiveServer:
     """A server configured like the shared one, plus ``env``, started with ``serve *args``;
     not started."""
-    return LiveServer(workdir, *args, **{**TEST_PLUGINS, **env})
+    return LiveServer(workdir, *args, **{**TEST_SERVER_ENV, **env})
 
 
 @pytest.fixture(scope="session")

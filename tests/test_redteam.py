@@ -15,7 +15,7 @@ import pytest
 
 from envserver import redteam
 from envserver.redteam import Case, Got, SuiteError
-from tests.conftest import RESTRICTED_KEY, TEST_PLUGINS
+from tests.conftest import RESTRICTED_KEY, TEST_SERVER_ENV
 from tests.server import ROOT, LiveServer
 
 EXIT_AUDIT_FAILED = 4
@@ -222,7 +222,7 @@ def test_audit_refuses_a_malformed_suite_and_an_unknown_selection(tmp_path: Path
 
 def test_audit_over_http_runs_every_familys_suite(live_server: LiveServer) -> None:
     # CI's audit: the shared server (with the test plugins), every suite, through the client.
-    plugins = TEST_PLUGINS["ENVSERVER_PLUGINS"]
+    plugins = TEST_SERVER_ENV["ENVSERVER_PLUGINS"]
     run = audit("--url", live_server.base_url, "--json", ENVSERVER_PLUGINS=plugins)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     report = json.loads(run.stdout)
