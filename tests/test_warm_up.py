@@ -24,12 +24,12 @@ def _marks(folder: Path) -> set[int]:
 def test_workers_are_warm_before_they_take_items_unless_warm_up_is_off(
     tmp_path: Path, warm_up: bool
 ) -> None:
-    marks = tmp_path / "data" / MARKS
     env = {"ENVSERVER_PLUGINS": MARKER, "ENVSERVER_WARM_UP": str(warm_up).lower()}
     with (
         make_server(tmp_path, **env) as server,
         httpx.Client(base_url=server.base_url, timeout=60) as http,
     ):
+        marks = Path(server.env["ENVSERVER_DATA_DIR"]) / MARKS
         # Ready: a worker takes items, and it is warm.
         assert bool(_marks(marks)) == warm_up
         deadline = time.monotonic() + 120
