@@ -235,15 +235,49 @@ def audit(
             show_default="ENVSERVER_PLUGINS, else none",
         ),
     ] = "",
+    search: Annotated[
+        bool,
+        typer.Option(
+            "--search",
+            help="Search instead of listing: mutate answers that earn reward with each family's "
+            "moves and report every mutant paid more than it deserves (envserver/search.py).",
+        ),
+    ] = False,
+    budget_s: Annotated[
+        float,
+        typer.Option("--budget-s", help="With --search: seconds per family.", min=0.1),
+    ] = 30.0,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="With --search: the search's random seed, to replay a finding.",
+            show_default="a fresh one, printed",
+            min=0,
+        ),
+    ] = None,
     api_key: ApiKey = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Run the families' red-team suites (redteam.toml): hacks that must not earn reward and
     equivalent answers that must keep it. Prints a table per family; exit code 4 if any case
-    fails, 2 if a suite is malformed. Cases a server cannot serve (disabled) are skipped."""
+    fails, 2 if a suite is malformed. Cases a server cannot serve (disabled) are skipped.
+    With --search, run the searching adversary instead: exit code 4 if any mutant is paid more
+    than it deserves, or a wrong answer dodges its 0 by running out of time."""
     from envserver import redteam  # noqa: PLC0415
 
     modules = [name.strip() for name in plugins.split(",") if name.strip()]
+    if search:
+        _audit_search(
+            modules,
+            family=env_id,
+            url=url,
+            api_key=api_key,
+            budget_s=budget_s,
+            seed=seed,
+            as_json=as_json,
+        )
+        return
     try:
         suites, without = redteam.load_suites(redteam.families(modules))
     except redteam.SuiteError as exc:
@@ -277,6 +311,72 @@ def audit(
     else:
         _show_audit(chosen, results, missing)
     if any(result.verdict == "fail" for result in results):
+        raise typer.Exit(EXIT_AUDIT_FAILED)
+
+
+def _audit_search(
+    modules: Sequence[str],
+    *,
+    family: str | None,
+    url: str | None,
+    api_key: str | None,
+    budget_s: float,
+    seed: int | None,
+    as_json: bool,
+) -> None:
+    import secrets  # noqa: PLC0415
+
+    from envserver import redteam  # noqa: PLC0415
+    from envserver.search import search  # noqa: PLC0415
+
+    if seed is None:
+        seed = secrets.randbelow(2**32)
+    from envserver.config import Settings  # noqa: PLC0415  (the server's side: only here)
+    from envserver.registry import discover  # noqa: PLC0415
+    from envserver.search import spaces  # noqa: PLC0415
+
+    found = {f.name: f.module for f in redteam.families(modules)}
+    with discover(modules).opened(Settings()) as registry:
+        chosen = spaces(registry, found)
+        if family is not None:
+            chosen = {name: space for name, space in chosen.items() if name == family}
+            if not chosen:
+                fail(f"no family named {family!r} declares a search", EXIT_USAGE)
+        limits = {name: check.timeout_s for name, check in registry.verifiers.items()}
+        limits |= {env_id: env.spec.timeout_s for env_id, env in registry.envs.items()}
+        if url is None:
+            target: redteam.Target = redteam.InProcess(registry)
+            reports = [
+                search(name, space, target, budget_s=budget_s, seed=seed, time_limit_s=limits)
+                for name, space in chosen.items()
+            ]
+        else:
+            from clients.audit import OverHttp  # noqa: PLC0415
+
+            with reporting(), connect(url, api_key) as client:
+                target = OverHttp(client)
+                reports = [
+                    search(name, space, target, budget_s=budget_s, seed=seed)
+                    for name, space in chosen.items()
+                ]
+    if as_json:
+        typer.echo(json.dumps({"seed": seed, "families": [r.as_json() for r in reports]}, indent=2))
+    else:
+        typer.echo(f"search seed {seed} ({budget_s:g} s per family; replay with --seed {seed})")
+        typer.echo(f"  {'family':<16} {'tried':>7} {'paid':>5} {'dodged':>6} {'refused':>7} time")
+        for r in reports:
+            typer.echo(
+                f"  {r.family:<16} {r.tried.total():>7} {r.paid.total():>5} "
+                f"{r.dodged.total():>6} {r.refused.total():>7} {r.seconds:.1f} s"
+            )
+            for finding in r.examples:
+                probe = finding.probe
+                shown = probe.response if probe.env is None else probe.actions
+                typer.echo(
+                    f"    {finding.kind} ({finding.move}): {finding.got.reward} > "
+                    f"{finding.deserves:g} on {probe.target} by {probe.origin}: {shown!r:.200}"
+                )
+    if any(r.failed for r in reports):
         raise typer.Exit(EXIT_AUDIT_FAILED)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -300,9 +300,31 @@ def meets(expect: Expect, got: Got) -> bool:
     return not got.won  # no_win
 
 
-def _episode(target: Target, case: Case) -> Got:
+class Scorable(Protocol):
+    """What ``score_case`` scores: a red-team case, or a probe of the search
+    (``environments.search.Probe``): the same target fields."""
+
+    @property
+    def task_id(self) -> str | None: ...
+    @property
+    def verifier(self) -> str | None: ...
+    @property
+    def reference(self) -> Any: ...
+    @property
+    def options(self) -> Mapping[str, Any] | None: ...
+    @property
+    def env(self) -> str | None: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def actions(self) -> Sequence[str] | None: ...
+    @property
+    def response(self) -> str | None: ...
+
+
+def _episode(target: Target, case: Scorable) -> Got:
     assert case.env is not None and case.seed is not None and case.actions is not None
-    handle = target.reset(case.env, case.seed, case.options or {})
+    handle = target.reset(case.env, case.seed, dict(case.options or {}))
     got = Got("ok", 0.0)
     for index, action in enumerate(case.actions, start=1):
         handle, score, ended = target.step(case.env, handle, action)
@@ -312,12 +334,12 @@ def _episode(target: Target, case: Case) -> Got:
     return got
 
 
-def score_case(target: Target, case: Case) -> Got:
-    """Score ``case`` on ``target``."""
+def score_case(target: Target, case: Scorable) -> Got:
+    """Score ``case`` (a red-team case or a search's probe) on ``target``."""
     if case.task_id is not None:
         return _got(target.score_task(case.task_id, str(case.response)))
     if case.verifier is not None:
-        reference, options = case.reference, case.options or {}
+        reference, options = case.reference, dict(case.options or {})
         return _got(target.score(case.verifier, reference, options, str(case.response)))
     return _episode(target, case)
 
@@ -363,9 +385,12 @@ class InProcess:
         return {name: str(why) for name, why in self.registry.disabled.items()}
 
     def unavailable(self, error: Exception) -> str | None:
+        from environments.base import EnvironmentUnavailable  # noqa: PLC0415
         from envserver.registry import Disabled  # noqa: PLC0415  (the server side, loaded here)
 
-        return str(error.why) if isinstance(error, Disabled) else None
+        # What a server answers 503 for (a disabled family, or an episode its configuration
+        # cannot serve: a theory only a prover could play) is skipped, as over HTTP.
+        return str(error.why) if isinstance(error, Disabled | EnvironmentUnavailable) else None
 
     def score_task(self, task_id: str, response: str) -> Scored:
         from environments.base import SingleTurnScoring  # noqa: PLC0415
