@@ -23,7 +23,7 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q
 # it takes about 80 s, beside mypy (one core) in `make test`.
 RAY_TESTS := tests/test_ray_serve.py
 
-.PHONY: setup setup-serve venv test-tools serve test lint types unit unit-ray unit-parallel bench clean
+.PHONY: setup setup-serve venv test-tools serve test lint types unit unit-ray unit-parallel audit-search bench clean
 
 # What serving needs from the system: a venv, and libseccomp for the sandbox.
 venv:
@@ -94,6 +94,12 @@ unit-parallel: setup test-tools
 test: lint
 	@$(MAKE) --no-print-directory -j2 --output-sync types unit-ray
 	@$(MAKE) --no-print-directory unit-parallel
+
+# The searching adversary, longer than CI's (tests/test_search.py: 20 s a family): every family's
+# moves for SEARCH_BUDGET_S seconds each; exit code 4 on any answer paid more than it deserves.
+SEARCH_BUDGET_S ?= 300
+audit-search: setup
+	$(BIN)/envserver audit --search --budget-s $(SEARCH_BUDGET_S)
 
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
