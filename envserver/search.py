@@ -282,7 +282,9 @@ def _finding(
         return Finding("dodged", move, probe, got, deserves) if dodged else None
     if got.reward > deserves + EPSILON:
         return Finding("paid", move, probe, got, deserves)
-    if deserves == 0.0 and seconds > limits.get(probe.target, float("inf")):
+    # An episode's steps each have the limit; only a single answer is timed whole.
+    limit = limits.get(probe.target, float("inf")) if probe.env is None else float("inf")
+    if deserves == 0.0 and seconds > limit:
         slow = Got(got.status, got.reward, f"took {seconds:.1f} s to score: {got.detail}")
         return Finding("dodged", move, probe, slow, deserves)
     return None
