@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from sandbox import cgroups, frames, harness, isolation, landlock, linux, records
 from sandbox.jobs import Limits
@@ -106,7 +106,7 @@ class Children:
 
     def spawn(
         self,
-        target: Callable[[], Any],
+        target: Callable[[], Any] | Exec,
         stdin: bytes,
         scratch: Path,
         limits: Limits,
@@ -156,18 +156,19 @@ class Children:
         )
         for fd in (out_r, err_r):
             os.set_blocking(fd, False)
-        setup = _read_all(setup_r)
+        setup = _read_all(setup_r)  # "1" once set up, then why an exec was refused, if it was
         os.close(setup_r)
         if setup != b"1":
             self.kill(proc, "sandbox_error")
             self.reap(proc)
-            raise OSError(f"sandbox set-up failed: {setup.decode(errors='replace')[:500]}")
+            why = setup.removeprefix(b"1").decode(errors="replace")[:500]
+            raise OSError(f"sandbox set-up failed: {why}")
         proc.started = time.monotonic()
         return proc
 
     def _child(
         self,
-        target: Callable[[], Any],
+        target: Callable[[], Any] | Exec,
         fds: list[int],
         setup_fd: int,
         scratch: Path,
@@ -201,6 +202,10 @@ class Children:
                 del os.environ[name]
             os.environ["HOME"] = os.environ["TMPDIR"] = str(scratch)
             os.write(setup_fd, b"1")
+            if isinstance(target, Exec):
+                # Open until the exec: a successful one closes it, a refused one says why.
+                os.set_inheritable(setup_fd, False)
+                target.start(setup_fd)
             os.close(setup_fd)
         except BaseException as exc:
             with contextlib.suppress(OSError):
@@ -399,16 +404,29 @@ def _close_from(low: int, keep: tuple[int, ...]) -> None:
     os.closerange(low, 1 << 16)
 
 
-def exec_target(argv: list[str]) -> Callable[[], None]:
-    def run() -> None:
+@dataclass(frozen=True)
+class Exec:
+    """A child's target that replaces it with a program the sandbox chose: a built binary, a
+    compiler, an interpreter of the language table (never one a request names). Failing to
+    start it is the sandbox's failure, not the program's: ``spawn`` raises ``OSError`` (the
+    request is ``sandbox_error``), so a scratch the kernel will not execute from (a ``noexec``
+    mount) never turns a correct program into a wrong answer."""
+
+    argv: tuple[str, ...]
+
+    def start(self, report_fd: int) -> NoReturn:
+        """Exec the program; if the kernel refuses, say why on ``report_fd`` and exit."""
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; programs expect it
         try:
-            os.execvp(argv[0], argv)  # noqa: S606 - argv comes from the language table
+            os.execvp(self.argv[0], self.argv)  # noqa: S606 - the sandbox's own command
         except OSError as exc:
-            os.write(2, f"cannot run {argv[0]}: {exc}\n".encode())
-            os._exit(127)
+            os.write(report_fd, f"cannot run {self.argv[0]}: {exc}".encode())
+        os._exit(127)
 
-    return run
+
+def exec_target(argv: list[str]) -> Exec:
+    """A target that execs ``argv``."""
+    return Exec(tuple(argv))
 
 
 def _set_limits(limits: Limits) -> None:

@@ -5,8 +5,10 @@ run's uid cannot enter, say) would turn every correct program into a wrong answe
 ``ok``. Before it reports ready, each worker runs one program the way it runs any other (same
 uid, limits, filesystem view) that imports common standard-library modules, the packages the
 families need where the server has them (``numpy``, ``sympy``: checked by the first worker of a
-pool only, as they take a while), and starts each installed tool of the language table. Any
-failure keeps the worker from starting, with the reason.
+pool only, as they take a while), starts each installed tool of the language table and, where a
+compiled language is installed, executes a stand-in build from where the worker keeps its builds
+(a ``noexec`` scratch would fail every compiled program). Any failure keeps the worker from
+starting, with the reason.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from sandbox import languages
 
@@ -28,6 +31,7 @@ STDLIB = (
     "textwrap", "threading", "typing", "unittest", "uuid", "xml.etree.ElementTree", "zlib",
 )  # fmt: skip
 PACKAGES = ("numpy", "sympy")
+BUILD_NAME = "probe-build"
 
 
 def modules(packages: bool) -> list[str]:
@@ -43,8 +47,23 @@ def tools() -> list[str]:
     return sorted({lang.tool for lang in languages.LANGUAGES if lang.tool and lang.available()})
 
 
-def program(names: list[str], programs: list[str]) -> Callable[[], None]:
-    """A run's target: try each import and tool, print the failures as JSON, exit."""
+def builds() -> bool:
+    """Whether runs here execute what the sandbox builds (a compiled language is installed)."""
+    return any(lang.compiled and lang.available() for lang in languages.LANGUAGES)
+
+
+def place_build(cache: str) -> str:
+    """A stand-in for a build, written where the worker keeps its builds: an executable script
+    (the kernel refuses to start it from a ``noexec`` mount, as it would a binary); its path."""
+    path = Path(cache, BUILD_NAME)
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)  # the run's uid executes it
+    return str(path)
+
+
+def program(names: list[str], programs: list[str], build: str) -> Callable[[], None]:
+    """A run's target: try each import and tool, and executing ``build`` (unless ''), print the
+    failures as JSON, exit."""
 
     def run() -> None:
         import subprocess  # noqa: PLC0415 - in the run: it brings threading (see ``sandbox``)
@@ -62,6 +81,11 @@ def program(names: list[str], programs: list[str]) -> Callable[[], None]:
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 failures[tool] = f"{type(exc).__name__}: {exc}"[:300]
+        if build:
+            try:
+                subprocess.run([build], capture_output=True, check=True, timeout=20)  # noqa: S603
+            except (OSError, subprocess.SubprocessError) as exc:
+                failures[BUILD_NAME] = f"{type(exc).__name__}: {exc}"[:300]
         os.write(1, json.dumps(failures).encode())
         os._exit(0)
 
@@ -79,6 +103,12 @@ def verdict(record: dict[str, object]) -> str | None:
         return f"the probe program printed garbage: {str(record.get('stdout'))[:200]!r}"
     if not failures:
         return None
+    if BUILD_NAME in failures:
+        return (
+            f"runs cannot execute what the sandbox builds ({failures[BUILD_NAME]}): the scratch "
+            "directory's filesystem is probably mounted noexec (Docker mounts a tmpfs noexec "
+            "unless its options say exec); give the sandbox a scratch directory that allows exec"
+        )
     listed = "; ".join(f"{name}: {error}" for name, error in sorted(failures.items())[:8])
     return (
         f"runs cannot use the runtime ({len(failures)} failed: {listed}). The interpreter or its "

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox import frames, harness, records
-from sandbox.children import Child, Children, harness_target
+from sandbox.children import Child, Children, Exec, harness_target
 from sandbox.jobs import AssertTests, CallTests, JobError, Limits, StdinTests, TestPlan
 from sandbox.memory import RunMemory
 
@@ -39,7 +39,7 @@ class TestSession:
         self.deadline = time.monotonic() + limits.wall_s
         self.procs: list[Child] = []
 
-    def run(self, source: str, exec_target: Callable[[], None] | None) -> dict[str, Any]:
+    def run(self, source: str, exec_target: Exec | None) -> dict[str, Any]:
         """Every test's result and the whole program's figures. ``exec_target`` runs the
         program in a fresh process per test; None runs Python's tests in warm harness ones."""
         cases = self.plan.cases
@@ -94,7 +94,7 @@ class TestSession:
                 break
         return results
 
-    def _exec_each(self, target: Callable[[], None], cases: StdinTests) -> list[Result]:
+    def _exec_each(self, target: Exec, cases: StdinTests) -> list[Result]:
         """stdin tests of a non-warm language: one exec per test."""
         results: list[Result] = []
         for stdin in cases.inputs:

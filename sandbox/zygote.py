@@ -56,7 +56,7 @@ from sandbox import (
     runtime,
     seccomp,
 )
-from sandbox.children import Children, exec_target
+from sandbox.children import Children, Exec, exec_target
 from sandbox.jobs import Limits
 from sandbox.memory import RunMemory
 from sandbox.testrun import TestSession
@@ -145,7 +145,7 @@ class Worker:
             record = self.children.finish(proc, job.limits)
         else:
             session = TestSession(self.children, self.memory, scratch, job.limits, job.tests)
-            exec_each = None if language.warm else self._target(language, job.source, binary)
+            exec_each = None if language.warm else self._command(language, binary)
             record = session.run(job.source, exec_each)
         record["compile"] = compiled
         return self.memory.charge(record)
@@ -211,11 +211,16 @@ class Worker:
 
     def _target(
         self, language: languages.Language, source: str, binary: str | None
-    ) -> Callable[[], None]:
+    ) -> Callable[[], None] | Exec:
         """What a run's process does: Python runs the source in the fork itself, the others
         exec (the built binary, or the interpreter on the source file)."""
         if language.warm:
             return lambda: harness.flush_and_exit(harness.run_main(source))
+        return self._command(language, binary)
+
+    def _command(self, language: languages.Language, binary: str | None) -> Exec:
+        """The exec of a language that is not warm: the built binary, or the interpreter on the
+        source file."""
         argv = [binary] if binary else [a.format(src=language.source_file) for a in language.run]
         return exec_target(argv)
 
@@ -224,13 +229,15 @@ class Worker:
         runtime, else why not."""
         scratch = self._scratch()
         try:
+            build = probe.place_build(self.layout.cache) if probe.builds() else ""
             self.memory.begin(PROBE_LIMITS)
-            target = probe.program(probe.modules(packages), probe.tools())
+            target = probe.program(probe.modules(packages), probe.tools(), build)
             proc = self.children.spawn(target, b"", scratch, PROBE_LIMITS)
             return probe.verdict(self.memory.charge(self.children.finish(proc, PROBE_LIMITS)))
         finally:
             self.children.cleanup()
             shutil.rmtree(scratch, ignore_errors=True)
+            Path(self.layout.cache, probe.BUILD_NAME).unlink(missing_ok=True)
 
 
 def _preload(modules: tuple[str, ...]) -> None:
