@@ -17,6 +17,7 @@ from envserver import redteam
 from envserver.redteam import Case, Got, SuiteError
 from tests.conftest import RESTRICTED_KEY, TEST_SERVER_ENV
 from tests.server import ROOT, LiveServer
+from verifiers.tamarin.prover import find_prover
 
 EXIT_AUDIT_FAILED = 4
 GOOD = """
@@ -234,7 +235,13 @@ def test_audit_over_http_runs_every_familys_suite(live_server: LiveServer) -> No
     }
     assert audited == shipped
     assert {"code", "sbol", "tamarin", "alfworld", "tests.plugins.faulty"} <= audited
-    assert all(r["verdict"] == "pass" for r in report["results"]), report
+    # Without a prover the server answers 503 for a theory it did not record: that case is
+    # skipped with the reason (as the in-process audit skips it); every other case passes.
+    needs_prover = (
+        set() if find_prover() else {("tamarin", "a false lemma under a recorded theory's name")}
+    )
+    verdicts = {(r["family"], r["case"]): r["verdict"] for r in report["results"]}
+    assert all(v == ("skip" if c in needs_prover else "pass") for c, v in verdicts.items()), report
     assert set(report["without_suite"]) == {
         f.name for f in redteam.families(plugins.split(",")) if f.name not in shipped
     }

@@ -22,12 +22,14 @@ from environments.base import (
 from environments.datafiles import open_text
 from environments.tamarin import episode
 from environments.tamarin.family import ProofOptions, TamarinProofEnv
+from environments.tamarin.model import NotRecorded
 from environments.tamarin.provers import RECORDINGS, provers
 from environments.tamarin.replay import ReplayBackend
 from tests.conftest import TAMARIN_BATCH
 from verifiers.tamarin.proof import ProofTree, parse_proof, render_proof
 from verifiers.tamarin.prover import find_prover
 from verifiers.tamarin.script import lemma_proof
+from verifiers.tamarin.theory import parse_theory
 
 ENV = TamarinProofEnv()
 ENV_ID = "tamarin/proof"
@@ -206,6 +208,40 @@ def test_a_theory_only_a_prover_could_serve_is_the_servers_limit_not_the_callers
     assert "install Tamarin" in raised.value.why.fix
 
 
+# A false lemma under a recorded theory's name (the red-team suite's case): the recording proved
+# Start_before_Stop in four steps, leaning on a reuse lemma this text lacks, and those steps
+# must never prove this text.
+FALSE_UNDER_A_RECORDED_NAME = (
+    "theory Minimal_Loop_Example begin\n"
+    "rule Start: [ Fr(x) ] --[ Start(x) ]-> [ A(x) ]\n"
+    "rule Loop: [ A(x) ] --[ Loop(x) ]-> [ A(x) ]\n"
+    "rule Stop: [ A(x) ] --[ Stop(x) ]-> [ ]\n"
+    'lemma Start_before_Stop: all-traces "All x #j. Stop(x) @ j ==> Ex #i. Start(x) @ i & j < i"\n'
+    "end\n"
+)
+
+
+def test_replay_serves_a_recorded_theory_by_its_text_not_its_name() -> None:
+    backend = ReplayBackend([RECORDINGS])
+    recorded = provers().theories["Minimal_Loop_Example"]
+    assert backend.serves(recorded)
+    for text in (FALSE_UNDER_A_RECORDED_NAME, recorded.text + "\n", " " + recorded.text):
+        assert not backend.serves(parse_theory(text))
+        with pytest.raises(NotRecorded, match="not a recorded text"):
+            backend.lemmas(parse_theory(text))
+
+
+@pytest.mark.skipif(find_prover() is not None, reason="a prover here serves any source")
+def test_a_source_under_a_recorded_name_needs_the_prover() -> None:
+    with pytest.raises(EnvironmentUnavailable, match="byte for byte") as raised:
+        ENV.reset(0, ProofOptions(source=FALSE_UNDER_A_RECORDED_NAME, lemma="Start_before_Stop"))
+    assert "install Tamarin" in raised.value.why.fix
+    # The recorded text itself, sent as a source, is the recorded theory and replays.
+    recorded = provers().theories["Minimal_Loop_Example"].text
+    first = ENV.reset(0, ProofOptions(source=recorded, lemma="Start_before_Stop"))
+    assert first.info["backend"] == "replay" and walk(first.state).score.reward == 1.0
+
+
 def test_states_of_another_prover_or_theory_are_refused() -> None:
     state = reset().state
     with pytest.raises(EnvironmentInputError, match="this server runs"):
@@ -313,6 +349,11 @@ def test_http_bad_input(base_url: str, client: EnvServerClient) -> None:
         assert refused.status_code == 400 and "does not support expand" in refused.json()["detail"]
         source = http.post(f"{url}/reset", json={"options": {"source": "junk" * 50_000}})
         assert source.status_code == 400
+        if find_prover() is None:  # the test server runs without one unless this machine has it
+            options = {"source": FALSE_UNDER_A_RECORDED_NAME, "lemma": "Start_before_Stop"}
+            false = http.post(f"{url}/reset", json={"options": options})
+            assert false.status_code == 503, false.text
+            assert "install Tamarin" in false.json()["fix"]
 
 
 def test_prove_command_compares_mcts_with_greedy(base_url: str) -> None:

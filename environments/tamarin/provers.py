@@ -117,12 +117,13 @@ class Provers:
         live = None if self.choice == "replay" else self.live
         if live is not None:
             return live
-        if theory.name in self.replay.recorded:
+        if self.replay.serves(theory):
             return self.replay
         recorded = ", ".join(sorted(self.replay.recorded)) or "none are configured"
         raise ProverUnavailable(
-            f"no Tamarin prover on this server, and theory {theory.name} was not recorded "
-            f"(recorded theories: {recorded})"
+            f"no Tamarin prover on this server, and theory {theory.name} is not one it "
+            f"recorded, byte for byte (recorded theories: {recorded}); any other text needs "
+            "the prover"
         )
 
     @cached_property

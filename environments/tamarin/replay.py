@@ -27,7 +27,9 @@ RECORDED_PROVER = "tamarin-prover 1.8.0 (recorded)"
 
 
 class ReplayBackend:
-    """Serves the recorded theories (by theory name) from the files under ``paths``."""
+    """Serves the recorded theories from the files under ``paths``: a theory whose text is the
+    one a recording printed (a recording without that text, an explored tree alone, serves
+    nothing until a transcript of the same theory brings it)."""
 
     name = "replay"
     prover = RECORDED_PROVER
@@ -48,15 +50,21 @@ class ReplayBackend:
             if recorded.source is not None
         }
 
+    def serves(self, theory: Theory) -> bool:
+        """Whether ``theory`` is a recorded one: its text byte for byte the text the recording
+        prover printed. A theory is its text, not its name: another text under a recorded name
+        (a user's false lemma) would otherwise be answered with the recorded theory's proofs."""
+        recorded = self.recorded.get(theory.name)
+        return recorded is not None and recorded.source == theory.text
+
     def _theory(self, theory: Theory) -> RecordedTheory:
-        try:
-            return self.recorded[theory.name]
-        except KeyError:
+        if not self.serves(theory):
             have = ", ".join(sorted(self.recorded)) or "none"
             raise NotRecorded(
-                f"theory {theory.name} was never recorded; the replay backend serves only "
-                f"recorded theories ({have}). Install Tamarin to prove others."
-            ) from None
+                f"theory {theory.name} is not a recorded text; the replay backend serves only "
+                f"the recorded theories ({have}), byte for byte. Install Tamarin to prove others."
+            )
+        return self.recorded[theory.name]
 
     def lemmas(self, theory: Theory) -> dict[str, Quantifier]:
         """The recorded lemmas, with the quantifier the theory text states."""
