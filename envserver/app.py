@@ -39,7 +39,7 @@ from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
 from envserver.stream import router as stream_router
 from envserver.tokens import StateTokens
-from sandbox import SOCKET_ENV
+from sandbox import use_server as use_server_sandbox
 
 log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
@@ -80,9 +80,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # The sandbox first: verifier workers reach it through its socket from their start.
         sandbox = SandboxHost.start(settings)
-        if sandbox.socket_path:
-            # The server's own threads (a family's routes) reach it as its workers do.
-            os.environ[SOCKET_ENV] = sandbox.socket_path
+        # The server's own threads (a family's routes) reach it as its workers do.
+        use_server_sandbox(sandbox.socket_path, sandbox.reason)
         # The families' resources (a store), this process's own: opened now, after any fork.
         registry.open(settings)
         setattr(app.state, RESOURCES_STATE, list(registry.resources.values()))
@@ -90,7 +89,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
-            initializer=functools.partial(worker.attach, sandbox.socket_path, settings),
+            initializer=functools.partial(
+                worker.attach, sandbox.socket_path, sandbox.reason, settings
+            ),
             warm_up=worker.warm_up if settings.warm_up else None,
             preload=registry.modules,
         )

@@ -94,10 +94,12 @@ class Settings(BaseSettings):
         description="Extra modules to load families from (each may export ENVIRONMENTS, "
         "VERIFIERS or VERIFIER), e.g. 'mypkg.myfamily'.",
     )
-    sandbox_backend: Literal["auto", "local", "weak", "docker"] = Field(
+    sandbox_backend: Literal["auto", "local", "weak", "docker", "none"] = Field(
         "auto",
         description="Where untrusted code runs: auto picks docker (engine and image present), "
-        "else local namespaces, else weak isolation; 'local' refuses to fall back.",
+        "else local namespaces, else weak isolation; 'local', 'weak' and 'docker' refuse to "
+        "fall back (the server is not ready while the one named cannot start); 'none' runs no "
+        "program (such items score error).",
     )
     sandbox_workers: int = Field(
         0,

@@ -141,7 +141,8 @@ async def healthz(request: Request, response: Response) -> Health:
     """Liveness: the process answers, its pool workers start (or are starting), and its
     sandbox (if it started) has a worker alive. 503 once pool workers keep failing to start or
     no sandbox worker could be replaced: restart the process. (A sandbox that never started is
-    a configuration, reported by /readyz.) While lost pool workers (or the pool's fork server)
+    a configuration: /readyz answers 503 with the reason, and this stays 200 with ``degraded``
+    true and the reason in ``detail``.) While lost pool workers (or the pool's fork server)
     are replaced it stays 200, since the process heals by itself, with ``degraded`` true and
     what is missing in ``detail``."""
     service = _service(request)
@@ -155,7 +156,7 @@ async def healthz(request: Request, response: Response) -> Health:
         problems.append("no sandbox worker is alive and none could be started")
     if problems:
         response.status_code = 503
-    degraded = executor.degraded()
+    degraded = "; ".join(filter(None, [executor.degraded(), host.problem]))
     return Health(
         status="unavailable" if problems else "ok",
         version=envserver.__version__,
@@ -174,14 +175,17 @@ async def healthz(request: Request, response: Response) -> Health:
 
 @router.get("/readyz", tags=["operations"], responses={503: {"model": Health}})
 async def readyz(request: Request, response: Response) -> Health:
-    """Readiness: the worker pool has a worker taking items and at least one environment is
-    loaded. 503 while no pool worker is ready (all lost at once, e.g. with the pool's fork
-    server, and being replaced): a balancer sends requests elsewhere meanwhile. ``degraded``
-    while some are."""
+    """Readiness: the worker pool has a worker taking items, at least one environment is
+    loaded, and the sandbox started (unless ``ENVSERVER_SANDBOX_BACKEND=none``). 503 while no
+    pool worker is ready (all lost at once, e.g. with the pool's fork server, and being
+    replaced): a balancer sends requests elsewhere meanwhile; ``degraded`` while some are. 503
+    for good when the configured sandbox did not start: ``detail`` says why and what to do."""
     service = _service(request)
     executor = service.executor
-    problem = executor.problem() or (
-        "" if executor.ready_workers() else "no pool worker is ready; they are being replaced"
+    problem = (
+        executor.problem()
+        or ("" if executor.ready_workers() else "no pool worker is ready; they are being replaced")
+        or request.app.state.sandbox.problem
     )
     ready = not problem and bool(service.registry.envs)
     if not ready:

@@ -29,6 +29,11 @@ from sandbox.runner import Sandbox, SandboxInputError
 
 log = logging.getLogger("envserver")
 T = TypeVar("T")
+NO_SANDBOX = "this server runs no sandbox (ENVSERVER_SANDBOX_BACKEND=none)"
+FIX = (
+    "Fix that and restart, or choose another ENVSERVER_SANDBOX_BACKEND (now {backend}; "
+    "'none' serves without running programs)"
+)
 
 
 def maxima(settings: Settings, workers: int) -> Limits:
@@ -57,8 +62,14 @@ class SandboxHost:
 
     @classmethod
     def start(cls, settings: Settings) -> SandboxHost:
-        """Start the workers with the configured backend; a failure leaves the server up with
-        the sandbox reported unavailable (items that run programs then score ``error``, never 0)."""
+        """Start the workers with the configured backend. A failure leaves the server up but
+        not ready (``/readyz`` answers 503 with the reason and the fix), items that run programs
+        score ``error``, never 0, and nothing starts another backend in its place. Backend
+        ``none`` starts no sandbox, on purpose: the server is ready, and such items score
+        ``error``."""
+        if settings.sandbox_backend == "none":
+            log.info("sandbox: none (ENVSERVER_SANDBOX_BACKEND=none): no program runs here")
+            return cls(None, NO_SANDBOX, None, None, ThreadPoolExecutor(max_workers=1))
         config = SandboxConfig(
             backend=settings.sandbox_backend,
             workers=settings.sandbox_workers,
@@ -73,8 +84,9 @@ class SandboxHost:
         try:
             sandbox = open_sandbox(config)
         except OSError as exc:
-            log.error("the sandbox did not start: %s", exc)
-            return cls(None, str(exc), None, None, threads)
+            reason = f"{exc}. {FIX.format(backend=settings.sandbox_backend)}"
+            log.error("the sandbox did not start: %s", reason)
+            return cls(None, reason, None, None, threads)
         # A short path: Unix socket paths are limited to 107 bytes.
         socket_dir = tempfile.mkdtemp(prefix="envserver-")
         server = SandboxSocketServer(sandbox, str(Path(socket_dir) / "sandbox.sock"))
@@ -82,9 +94,17 @@ class SandboxHost:
         return cls(sandbox, "", server.path, server, threads, socket_dir)
 
     @property
+    def problem(self) -> str:
+        """Why the server is not ready for want of its sandbox ('' when it runs, or when
+        ``none`` was chosen)."""
+        return "" if self.sandbox is not None or self.reason == NO_SANDBOX else self.reason
+
+    @property
     def isolation(self) -> str:
-        """The isolation level in force, or ``unavailable``."""
-        return self.sandbox.isolation if self.sandbox is not None else "unavailable"
+        """The isolation level in force, ``none`` (chosen) or ``unavailable`` (did not start)."""
+        if self.sandbox is not None:
+            return self.sandbox.isolation
+        return "none" if self.reason == NO_SANDBOX else "unavailable"
 
     @property
     def maxima(self) -> Limits:

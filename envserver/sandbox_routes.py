@@ -31,7 +31,7 @@ class LanguageInfo(BaseModel):
 class SandboxInfo(BaseModel):
     """What the sandbox is and offers."""
 
-    isolation: str = Field(..., description="full, container, weak, or unavailable.")
+    isolation: str = Field(..., description="full, container, weak, none or unavailable.")
     workers: int
     alive: int = Field(..., description="Workers running now (lost ones come back by themselves).")
     busy: int

@@ -284,7 +284,9 @@ class Health(WireReply):
     envs: int | None = None
     disabled: list[DisabledFamily] = Field(default_factory=list)
     sandbox: str | None = Field(
-        None, description="The sandbox's isolation level: full, container, weak or unavailable."
+        None,
+        description="The sandbox's isolation level: full, container, weak, none (configured) "
+        "or unavailable (did not start).",
     )
     sandbox_workers: int | None = Field(None, description="Sandbox workers alive now.")
     process: int | None = Field(

@@ -16,6 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+import sandbox
 from environments.base import (
     EnvironmentInputError,
     Expandable,
@@ -27,18 +28,17 @@ from environments.base import (
 from environments.renderer import Turn
 from envserver.config import Settings
 from envserver.registry import get_registry
-from sandbox import SOCKET_ENV
 from verifiers.score import Score
 
 log = logging.getLogger("envserver.worker")
 R = TypeVar("R", ResetResult, StepResult)
 
 
-def attach(sandbox_socket: str | None, settings: Settings) -> None:
-    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox, and open
-    the families' resources in this worker (closed when it exits)."""
-    if sandbox_socket:
-        os.environ[SOCKET_ENV] = sandbox_socket
+def attach(sandbox_socket: str | None, sandbox_reason: str, settings: Settings) -> None:
+    """Every worker's initializer: point ``sandbox.default()`` at the server's sandbox (or, when
+    it did not start, at one failing with ``sandbox_reason``: never a sandbox of the worker's
+    own), and open the families' resources in this worker (closed when it exits)."""
+    sandbox.use_server(sandbox_socket, sandbox_reason)
     registry = get_registry()
     registry.open(settings)
     # A pool worker ends through multiprocessing, which runs its finalizers but not atexit's.

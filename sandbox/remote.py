@@ -2,7 +2,9 @@
 
 The server owns one pool of sandbox workers; verifiers run in other processes (the executor's
 pool), so they reach it through ``RemoteSandbox``, which has the same methods as ``Sandbox``.
-The socket lives in a directory only the server's user can enter.
+The socket lives in a directory only the server's user can enter. Where the server's sandbox did
+not start, they get ``UnavailableSandbox``: every call fails with the reason (so items score
+``error``), and nothing starts a sandbox of its own in its place.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import socket
 import socketserver
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel, ValidationError
 
@@ -171,3 +173,38 @@ class RemoteSandbox:
 
     def matrix(self, request: MatrixRequest) -> MatrixResult:
         return MatrixResult.model_validate(self._call("matrix", request.model_dump()))
+
+
+class UnavailableSandbox:
+    """``Sandbox``'s methods, each failing with why the server's sandbox did not start."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def _refuse(self) -> NoReturn:
+        raise OSError(f"the server's sandbox did not start: {self.reason}")
+
+    @property
+    def isolation(self) -> str:
+        return "unavailable"
+
+    def run(self, request: RunRequest) -> RunRecord:
+        self._refuse()
+
+    def test(
+        self,
+        language: str,
+        source: str,
+        suite: TestSuite,
+        *,
+        per_test_s: float,
+        limits: Limits,
+        options: JudgeOptions,
+    ) -> TestRun:
+        self._refuse()
+
+    def run_many(self, requests: list[RunRequest]) -> list[RunRecord]:
+        self._refuse()
+
+    def matrix(self, request: MatrixRequest) -> MatrixResult:
+        self._refuse()

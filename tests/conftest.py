@@ -78,12 +78,12 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
 RESTRICTED_KEY = "tester:restricted-key-0123"
 RESTRICTED = {
     # API keys; FVEval data where there is none and a backend that needs an absent binary (so
-    # the sva sets and, without Tamarin here, tamarin/proof are disabled); a docker sandbox
-    # where no engine runs (unavailable); tight limits, so 413, 429 and 504 are easy to reach.
+    # the sva sets and, without Tamarin here, tamarin/proof are disabled); no sandbox (none);
+    # tight limits, so 413, 429 and 504 are easy to reach.
     "ENVSERVER_API_KEYS": RESTRICTED_KEY,
     "ENVSERVER_NL2SVA_DATA": "/nonexistent/nl2sva",
     "ENVSERVER_TAMARIN_BACKEND": "interactive",
-    "ENVSERVER_SANDBOX_BACKEND": "docker",
+    "ENVSERVER_SANDBOX_BACKEND": "none",
     "ENVSERVER_POOL_WORKERS": "1",
     "ENVSERVER_MAX_QUEUE_ITEMS": "3",
     "ENVSERVER_MAX_BATCH_ITEMS": "8",
