@@ -3,7 +3,7 @@ client.
 
 Format: ``est2.<base64url(AES-256-GCM-SIV(json))>.<base64url(nonce)>``. The sealed JSON holds
 the env id, the env version and the state; the client can neither read it (a shopping task's
-state holds the goal product, a text world's the whole world: reading them would be winning)
+state names the goal product, a text world's holds the whole world: reading them would be winning)
 nor alter, truncate, move it to another environment or replay it against another version
 without it being refused. ``est1`` tokens (zlib JSON, only signed, readable) are refused by name.
 
@@ -19,7 +19,16 @@ nonce. Decisions, and why:
   leaks at most that they collided, where GCM would leak its authentication key.
 - No compression: a state holds text the client chose (a shopper's search keywords) next to the
   secret (the goal's name), so the length of a compressed token would tell whether a guess
-  shares words with the goal (the CRIME attack). Unpadded JSON reveals its length only.
+  shares words with the goal (the CRIME attack).
+- Padding: the sealed JSON is padded with trailing spaces (which JSON ignores) to the next power
+  of two, at least ``MIN_BUCKET`` bytes and at most the size limit, so a token's length tells
+  which bucket its state falls in, not how long its hidden parts are (a hidden world's size, a
+  distance to the goal that shrinks as the policy gets closer). Powers of two rather than finer
+  steps: a hidden part that varies by a tenth of the state's size moves it across a boundary
+  for about one state in ten, where steps of 25 % would for about one in two; the price is at
+  most twice the bytes. A length still tells the bucket, and which of two states close to a
+  boundary is the longer, so a family keeps what varies with a secret out of its state where
+  it can (a goal's index in a list the server regenerates, rather than the goal).
 - The env id and version stay inside the sealed JSON (authenticated like the rest) rather than
   only in the associated data, so a foreign or stale token is refused by name, as before.
 """
@@ -47,6 +56,14 @@ RETIRED_PREFIXES = {"est1": "readable JSON, only signed"}
 _ASSOCIATED_DATA = TOKEN_PREFIX.encode()  # a token of a later format cannot pass as this one
 _NONCE_SIZE = 12
 _TAG_SIZE = 16
+MIN_BUCKET = 512
+"""The smallest padded state, in bytes: a small state's length tells nothing of its contents."""
+
+
+def padded_size(size: int, limit: int) -> int:
+    """The bytes a ``size``-byte state (``size <= limit``) is sealed as: the next power of two,
+    at least ``MIN_BUCKET``, at most ``limit``."""
+    return min(max(MIN_BUCKET, 1 << (size - 1).bit_length()), limit)
 
 
 class TokenError(ValueError):
@@ -115,6 +132,7 @@ class StateTokens:
         ).encode()
         if len(document) > self._max_state_bytes:
             raise ValueError(f"state of {len(document)} bytes exceeds {self._max_state_bytes}")
+        document = document.ljust(padded_size(len(document), self._max_state_bytes))
         key = self._keys[0]
         nonce = hmac.new(key.nonce_key, document, hashlib.sha256).digest()[:_NONCE_SIZE]
         sealed = key.cipher.encrypt(nonce, document, _ASSOCIATED_DATA)

@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from environments.alfworld.family import AlfWorldEnv, AlfWorldOptions
+from environments.webshop.engine import EpisodeState
 from environments.webshop.family import WebShopOptions
 from envserver.registry import get_registry
 from envserver.tokens import StateTokens
@@ -88,7 +89,8 @@ def est1(env_id: str, version: str, state: Any) -> str:
 
 def webshop_goal(seed: int) -> list[str]:
     """What would win WebShop episode ``seed`` if read: the goal's ASIN, name, option values."""
-    goal = small_env().reset(seed, WebShopOptions()).state["goal"]
+    env = small_env()
+    goal = env.shop.goals[env.reset(seed, WebShopOptions()).state["goal_index"]]
     return [goal["asin"], goal["name"], *goal["goal_options"].values()]
 
 
@@ -116,9 +118,13 @@ def string_leaves(value: Any) -> Iterator[str]:
 
 
 def test_the_check_finds_the_goal_and_the_world_in_a_readable_token() -> None:
-    # The control: the old format leaks what the tests below look for, so they can fail.
-    shop = small_env().reset(3, WebShopOptions()).state
-    assert leaked(est1("webshop", "1", shop), webshop_goal(3)) == webshop_goal(3)
+    # The control: the old format leaks what the tests below look for, so they can fail. (A
+    # WebShop state carried its goal until version 2, which carries the goal's index: the goal
+    # is put back here.)
+    env = small_env()
+    shop = env.reset(3, WebShopOptions()).state
+    with_goal = {**shop, "goal": env.shop.goals[shop["goal_index"]]}
+    assert leaked(est1("webshop", "1", with_goal), webshop_goal(3)) == webshop_goal(3)
     world = AlfWorldEnv().reset(3, AlfWorldOptions()).state
     assert leaked(est1("alfworld", "1", world), alfworld_world(world)) == alfworld_world(world)
 
@@ -138,6 +144,49 @@ def test_a_webshop_token_does_not_reveal_the_goal(seed: int) -> None:
 def test_an_alfworld_token_does_not_reveal_the_world(seed: int) -> None:
     state = AlfWorldEnv().reset(seed, AlfWorldOptions()).state
     assert leaked(tokens.issue("alfworld", "1", state), alfworld_world(state)) == []
+
+
+def _sealed_length(state: Any) -> int:
+    return len(tokens.issue("webshop", small_env().spec.version, state))
+
+
+def test_a_webshop_reset_tokens_length_tells_nothing_of_the_goal() -> None:
+    env = small_env()
+    resets = [env.reset(seed, WebShopOptions()) for seed in range(120)]
+    by_instruction: dict[int, list[Any]] = {}
+    for reset in resets:
+        by_instruction.setdefault(len(reset.info["instruction"]), []).append(reset.state)
+    groups = [states for states in by_instruction.values() if len(states) > 1]
+    assert len(groups) >= 10, "enough resets share an instruction length to compare"
+    # The control: a state that carried the goal (version 1) grew with its hidden fields, so
+    # equal instructions gave JSON of several lengths (the audit saw tokens of 1,077 to 1,157).
+    carried = [
+        {len(json.dumps({**s, "goal": env.shop.goals[s["goal_index"]]})) for s in states}
+        for states in groups
+    ]
+    assert any(len(lengths) > 1 for lengths in carried)
+    for states in groups:
+        assert len({_sealed_length(state) for state in states}) == 1
+    # The goal is not in the state at all, so every reset of these options seals to one length.
+    assert len({_sealed_length(reset.state) for reset in resets}) == 1
+
+
+def test_a_webshop_step_tokens_length_follows_the_clients_own_actions() -> None:
+    # What a step token's length can show is what the client did and saw (its keywords, the
+    # product it opened, the options it clicked, the page), not the goal: the same actions in
+    # episodes with different goals seal to one length. A longer query may make a longer token;
+    # the client wrote the query.
+    env = small_env()
+    lengths: dict[int, set[int]] = {}
+    for seed in range(30):
+        state = env.reset(seed, WebShopOptions()).state
+        for step, action in enumerate(["search[desk with drawers]", "click[next >]"]):
+            state = env.step(state, action).state
+            lengths.setdefault(step, set()).add(_sealed_length(state))
+        first = env.engine.results(EpisodeState.from_json(state, env.shop))[10]
+        state = env.step(state, f"click[{first.lower()}]").state
+        lengths.setdefault(2, set()).add(_sealed_length(state))
+    assert all(len(found) == 1 for found in lengths.values()), lengths
 
 
 @pytest.mark.parametrize("env_id", sorted(get_registry().envs))

@@ -15,7 +15,14 @@ from hypothesis import strategies as st
 
 from envserver.config import Settings
 from envserver.keys import KEY_FILE_NAME, load_signing_keys
-from envserver.tokens import TOKEN_PREFIX, StateTokens, TokenError, _SealingKey
+from envserver.tokens import (
+    MIN_BUCKET,
+    TOKEN_PREFIX,
+    StateTokens,
+    TokenError,
+    _SealingKey,
+    padded_size,
+)
 
 KEY = b"k" * 32
 tokens = StateTokens([KEY], max_state_bytes=1 << 20)
@@ -149,6 +156,31 @@ def test_states_over_the_limit_are_not_issued() -> None:
     small = StateTokens([KEY], max_state_bytes=1024)
     with pytest.raises(ValueError, match="exceeds"):
         small.issue("math", "1", "x" * 2000)
+
+
+def _sealed_bytes(token: str) -> int:
+    """The plaintext's length inside ``token`` (what a client can measure)."""
+    sealed = token.split(".")[1]
+    return len(base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4))) - 16
+
+
+def test_a_tokens_length_tells_only_its_states_bucket() -> None:
+    # Documents of 40 to 511 bytes fill the smallest bucket; one byte past a power of two starts
+    # the next. The state's length within a bucket does not show.
+    small = {_sealed_bytes(tokens.issue("math", "1", "x" * n)) for n in range(470)}
+    assert small == {MIN_BUCKET}
+    assert _sealed_bytes(tokens.issue("math", "1", "x" * 500)) == 1024
+    assert {_sealed_bytes(tokens.issue("math", "1", "é" * n)) for n in (300, 490)} == {1024}
+    assert [padded_size(n, 1 << 20) for n in (0, 512, 513, 1025, 70_000)] == [
+        512, 512, 1024, 2048, 131_072]  # fmt: skip
+
+
+def test_padding_stops_at_the_size_limit_and_unpadded_tokens_still_open() -> None:
+    capped = StateTokens([KEY], max_state_bytes=1500)
+    token = capped.issue("math", "1", "x" * 1200)
+    assert _sealed_bytes(token) == 1500 and capped.open(token, "math", "1") == "x" * 1200
+    # A token issued before padding (the JSON alone) opens as before.
+    assert tokens.open(_seal(b'{"env":"math","state":7,"version":"1"}'), "math", "1") == 7
 
 
 def test_non_json_states_are_not_issued() -> None:

@@ -54,7 +54,7 @@ def test_expert_scores_one_on_test_split_goals() -> None:
             if result.terminated:
                 break
         assert result.terminated and result.score.reward == 1.0, (index, result.score)
-        assert result.info["purchase"]["asin"] == state["goal"]["asin"]
+        assert result.info["purchase"]["asin"] == env.shop.goals[state["goal_index"]]["asin"]
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,9 @@ def test_step_limit_truncates() -> None:
         {"asin": "B0ZZZZZZZZ", "page": "item", "page_num": 1},
         {"steps": "many"},
         {"options": {"color": 3}},
-        {"goal": {}},
+        {"goal_index": 10**9},
+        {"goal_index": -1},
+        {"goal_index": "7"},
         {"keywords": None, "page": "results", "page_num": 1},
         {"mode": "pdf"},
     ],

@@ -65,7 +65,7 @@ def test_an_episode_from_reset_to_purchase(http: httpx.Client) -> None:
             break
     assert (body["status"], body["reward"], body["terminated"]) == ("ok", 1.0, True)
     assert body["components"]["r_type"] == 1.0
-    assert body["info"]["purchase"]["asin"] == state["goal"]["asin"]
+    assert body["info"]["purchase"]["asin"] == env.shop.goals[state["goal_index"]]["asin"]
     assert step(http, token, "search[again]").status_code == 409
 
 

@@ -3,6 +3,11 @@
 The state holds what the original keeps in a session (goal, page, keywords, page number, ASIN,
 chosen options, visited ASINs) plus the step count; search results are recomputed from the
 keywords (search is deterministic), so the state stays small enough for a state token.
+
+The goal travels as its index in the shop's goal list, never as its text: the shop regenerates
+it (``Shop.goals``), and the sealed token's length then depends only on what the client chose
+or was shown (options, keywords, clicks), not on the goal's hidden name, attributes or options
+(a goal in the state made tokens of equal-length instructions 1,077 to 1,157 bytes long).
 """
 
 from __future__ import annotations
@@ -22,8 +27,6 @@ from environments.webshop.shop import Shop
 PAGE_NAMES = ("search", "results", "item", "description", "features", "reviews", "done")
 SUB_PAGES = ("description", "features", "reviews")
 _ACTION = re.compile(r"(.+)\[(.+)\]")
-_GOAL_KEYS = ("asin", "name", "query", "product_category", "instruction_text", "attributes",
-              "goal_options", "price_upper")  # fmt: skip
 
 
 def parse_action(action: str) -> tuple[str, str | None]:
@@ -58,7 +61,6 @@ class EpisodeState:
         return {
             "catalogue": self.catalogue,
             "goal_index": self.goal_index,
-            "goal": self.goal,
             "mode": self.mode,
             "step_limit": self.step_limit,
             "page": self.page,
@@ -74,12 +76,24 @@ class EpisodeState:
     @classmethod
     def from_json(cls, raw: Any, shop: Shop) -> EpisodeState:
         """Validate a state read from a token; raises ``EnvironmentInputError`` (HTTP 400) when it
-        is malformed or belongs to another catalogue."""
+        is malformed or belongs to another shop (catalogue and goal list)."""
+        try:
+            catalogue = _typed(raw["catalogue"], str)
+            goal_index = _typed(raw["goal_index"], int)
+        except (KeyError, TypeError) as exc:
+            raise EnvironmentInputError(f"malformed webshop state: {exc!r}") from exc
+        if catalogue != shop.fingerprint:
+            raise EnvironmentInputError(
+                f"this state belongs to shop {catalogue!r}, the server serves "
+                f"{shop.fingerprint!r}: start a new episode"
+            )
+        if not 0 <= goal_index < len(shop.goals):
+            raise EnvironmentInputError(f"inconsistent webshop state: no goal {goal_index}")
         try:
             state = cls(
-                catalogue=_typed(raw["catalogue"], str),
-                goal_index=_typed(raw["goal_index"], int),
-                goal=_typed(raw["goal"], dict),
+                catalogue=catalogue,
+                goal_index=goal_index,
+                goal=shop.goals[goal_index],
                 mode=raw["mode"],
                 step_limit=_typed(raw["step_limit"], int),
                 page=_typed(raw["page"], str),
@@ -95,15 +109,9 @@ class EpisodeState:
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise EnvironmentInputError(f"malformed webshop state: {exc!r}") from exc
-        if state.catalogue != shop.fingerprint:
-            raise EnvironmentInputError(
-                f"this state belongs to catalogue {state.catalogue!r}, the server serves "
-                f"{shop.fingerprint!r}: start a new episode"
-            )
         problems = [
             state.mode not in OBSERVATION_MODES and "mode",
             state.page not in PAGE_NAMES and "page",
-            any(k not in state.goal for k in _GOAL_KEYS) and "goal",
             state.page == "results"
             and (state.keywords is None or state.page_num is None)
             and "results page without a search",

@@ -27,7 +27,8 @@ from verifiers.score import Score
 from verifiers.webshop import score_purchase
 from verifiers.webshop.reward import MalformedPurchase
 
-VERSION = "1"
+VERSION = "2"
+"""2: the state carries the goal's index, not the goal (a token's length told of the goal)."""
 ACTION_FORMAT = (
     "search[<keywords>] or click[<clickable>], where the clickable is a button label, a product "
     "ASIN or an option value shown on the page (lower case); info['valid_actions'] lists them."

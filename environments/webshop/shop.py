@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
+from typing import Any
 
 from environments.webshop.catalogue import Catalogue, Product, SyntheticCatalogue
 from environments.webshop.goals import Goal, human_goals, shuffled, split_goals, synthetic_goals
@@ -69,10 +70,17 @@ class Shop:
         )
         self._search = lru_cache(maxsize=2048)(self._search_uncached)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
-        """The catalogue's fingerprint; states carry it so a token from another shop is refused."""
-        return self.catalogue.fingerprint
+        """The catalogue's fingerprint and where its goals come from; states carry it (and a
+        goal's index in ``goals``) so a token from another shop or goal list is refused."""
+        goals = "synthetic" if self._human_instructions is None else "human"
+        return f"{self.catalogue.fingerprint}/{goals}-goals"
+
+    @cached_property
+    def _human_instructions(self) -> dict[str, list[dict[str, Any]]] | None:
+        """The human instructions the goals are made of, or None (synthetic goals)."""
+        return self.catalogue.human_instructions() if self.config.human_goals else None
 
     @cached_property
     def index(self) -> SearchIndex:
@@ -83,8 +91,8 @@ class Shop:
     def goals(self) -> list[Goal]:
         """Every goal in the original's fixed shuffled order: human goals when the data has them
         and ``human_goals`` is set, else synthetic ones."""
-        instructions = self.catalogue.human_instructions()
-        if instructions is not None and self.config.human_goals:
+        instructions = self._human_instructions
+        if instructions is not None:
             return shuffled(human_goals(self.catalogue.products(), instructions))
         return shuffled(synthetic_goals(self.catalogue.products()))
 
