@@ -29,8 +29,8 @@ from benchmarks.common import median, percentile, server
 
 
 def _build(size: int, cache: str) -> dict[str, float]:
+    from environments.webshop.bm25 import SearchIndex, index_stats
     from environments.webshop.catalogue import SyntheticCatalogue
-    from environments.webshop.search import SearchIndex, index_stats
 
     started = time.perf_counter()
     index = SearchIndex.open(SyntheticCatalogue(size), Path(cache))
@@ -58,8 +58,8 @@ def _queries(size: int, count: int) -> list[list[str]]:
 
 def search_row(size: int, count: int, cache: str) -> dict[str, Any]:
     """Build (in a child process) and query one catalogue size."""
+    from environments.webshop.bm25 import SearchIndex
     from environments.webshop.catalogue import SyntheticCatalogue
-    from environments.webshop.search import SearchIndex
 
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=spawn) as pool:

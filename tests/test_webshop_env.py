@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from environments.base import EnvironmentInputError, EpisodeFinished
+from environments.webshop.bm25 import Analyzer, SearchIndex
 from environments.webshop.catalogue import SyntheticCatalogue, parse_price, to_product
 from environments.webshop.engine import parse_action
 from environments.webshop.family import WebShopEnv, WebShopOptions
 from environments.webshop.goals import PRICE_RANGE, split_goals
 from environments.webshop.loader import FileCatalogue
-from environments.webshop.search import Analyzer, SearchIndex
 from environments.webshop.shop import Shop, ShopConfig
 from tests.webshop_support import small_env, small_shop
 

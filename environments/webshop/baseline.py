@@ -12,8 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from environments.webshop.bm25 import Analyzer
 from environments.webshop.family import WebShopEnv, WebShopOptions
-from environments.webshop.search import Analyzer
 
 _PRICE_CLAUSE = re.compile(r",? and price lower than ([\d.]+) dollars")
 _ASIN = re.compile(r"[a-z0-9]{10}")

@@ -18,10 +18,10 @@ from typing import Any
 
 from environments.base import EnvironmentInputError
 from environments.webshop import pages
+from environments.webshop.bm25 import RESULTS_PER_PAGE
 from environments.webshop.catalogue import Product
 from environments.webshop.goals import Goal
 from environments.webshop.pages import OBSERVATION_MODES, ObservationMode, Page
-from environments.webshop.search import RESULTS_PER_PAGE
 from environments.webshop.shop import Shop
 
 PAGE_NAMES = ("search", "results", "item", "description", "features", "reviews", "done")

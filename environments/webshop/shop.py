@@ -23,10 +23,10 @@ from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
+from environments.webshop.bm25 import TOP_N, SearchIndex
 from environments.webshop.catalogue import Catalogue, Product, SyntheticCatalogue
 from environments.webshop.goals import Goal, human_goals, shuffled, split_goals, synthetic_goals
 from environments.webshop.loader import FileCatalogue
-from environments.webshop.search import TOP_N, SearchIndex
 
 DATA_DIR = "data"  # the server's default data directory (envserver.config.Settings.data_dir)
 
