@@ -60,13 +60,12 @@ PARTIAL_CREDIT = 0.4
 """Reward for one-way implication (FVEval's ``func_relaxed``), within §4.6's 0.3-0.5 range."""
 MAX_RESPONSE_CHARS = 20_000
 """Longer answers are not an assertion; refusing them early bounds parse time."""
-"""Deeper parenthesis nesting is rejected before the compiler sees it (recursion safety)."""
 _DETAIL_CHARS = 400
 
 _LABEL = re.compile(r"^[A-Za-z_]\w*\s*:\s*(?=assert\b)")
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)", re.DOTALL)
-_ASSERT = re.compile(r"(?:\b[A-Za-z_]\w*\s*:\s*)?\bassert\s+property\b", re.DOTALL)
+_STATEMENT = re.compile(r"(?:\b[A-Za-z_]\w*\s*:\s*)?\bassert\s+property\s*(?=\()")
 
 
 class SvaOptions(Options):
@@ -98,19 +97,26 @@ class SvaOptions(Options):
 
 
 def extract_assertion(response: str) -> str:
-    """The assertion in a model's answer: the first fenced code block that holds an
-    ``assert property`` (else the first fenced block), else the ``assert property`` statement in
-    the text, else the whole text (a bare property). Raises SvaError when there is nothing."""
+    """The assertion in a model's answer: its ``assert property (...)`` statement, in a fenced
+    code block or in the text, else the first fenced block, else the whole text (a bare
+    property). Raises SvaError when there is nothing, and when the answer holds several
+    different statements, in blocks or in the text: two assertions offered for one are
+    several answers (the same statement repeated, say in the text and in a block, is one)."""
     # Comments go first: an assertion that is commented out is not part of the answer.
     blocks = [_uncomment(body) for _, body in _FENCE.findall(response)]
-    text = next(
-        (b for b in blocks if _ASSERT.search(b)), blocks[0] if blocks else _uncomment(response)
-    )
-    match = _ASSERT.search(text)
-    if match is not None:
-        end = _statement_end(text, match.end())
-        text = text[match.start() : end]
-    text = _LABEL.sub("", text.strip(), count=1)  # the label names it; the checker ignores it
+    prose = _uncomment(_FENCE.sub(" ", response))
+    statements: dict[str, str] = {}
+    for source in (*blocks, prose):
+        for match in _STATEMENT.finditer(source):
+            text = source[match.start() : _statement_end(source, match.end())]
+            text = _LABEL.sub("", text.strip(), count=1)  # the label names it; not read
+            statements.setdefault(" ".join(text.split()), text)
+    if len(statements) > 1:
+        raise SvaError(
+            "several",
+            f"the answer holds {len(statements)} different assertions; give exactly one",
+        )
+    text = next(iter(statements.values()), (blocks[0] if blocks else prose).strip())
     if not text:
         raise SvaError("syntax", "no assertion found in the response")
     return text

@@ -7,8 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from .ir import AssertionIR
+
 Verdict = Literal["equivalent", "a_implies_b", "b_implies_a", "different", "unknown"]
-ErrorKind = Literal["syntax", "elaboration", "signal", "unsupported", "too_large"]
+ErrorKind = Literal[
+    "syntax", "elaboration", "signal", "unsupported", "too_large", "horizon", "several"
+]
 Strengthening = Literal[
     "meaningful", "unsatisfiable", "blocks_trigger", "constrains_inputs", "hedge", "unknown"
 ]
@@ -17,8 +21,9 @@ Weakening = Literal["meaningful", "hedge", "unknown"]
 
 class SvaError(ValueError):
     """An assertion that cannot be checked: a syntax or elaboration error (the compiler's
-    message), a signal outside the allowed list, or a construct the checker does not support
-    (reported as such, never guessed)."""
+    message), a signal outside the allowed list, a construct the checker does not support
+    (reported as such, never guessed), or a pair whose verdict would need a longer horizon
+    than the service checks (``horizon``: never judged on a shorter one)."""
 
     def __init__(self, kind: ErrorKind, message: str) -> None:
         super().__init__(message)
@@ -72,12 +77,12 @@ class Counterexample:
 
 @dataclass(frozen=True)
 class Assertion:
-    """A parsed, elaborated assertion, ready to check (opaque to users)."""
+    """A parsed, elaborated assertion, ready to check (``ir`` is the checker's own)."""
 
     text: str
     signals: tuple[Signal, ...]
     disable_iff: str | None
-    ir: object = field(repr=False, compare=False, default=None)
+    ir: AssertionIR | None = field(repr=False, compare=False, default=None)
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,9 @@ def check_equivalence(
 ) -> CheckResult:
     """Compare ``G a`` with ``G b`` over free signals on lasso-shaped traces.
 
-    Raises SvaError when the pair cannot be compared (different clocks)."""
+    Raises SvaError when the pair cannot be compared (different clocks; ``horizon``: the
+    verdict would need a longer lasso than the service checks, or a claim the check cannot
+    certify, see ``verifiers/sva/README.md``)."""
     from .check import check_pair
 
     return check_pair(a, b, options or CheckOptions())

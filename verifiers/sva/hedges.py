@@ -29,9 +29,9 @@ from typing import Literal, TypeVar
 import z3
 
 from . import ir
-from .api import CheckOptions, SvaError
-from .check import _check, _disables, _encode, _solver, _widths
+from .api import Assertion, CheckOptions
 from .lasso import Timeout, mk_not, to_z3
+from .solver import check, disables, encode, ir_of, solver, widths
 
 MAX_PARTS = 8
 """Parts checked per answer (each is one more implication query); an answer with more is
@@ -175,19 +175,19 @@ def _positive(e: ir.Expr) -> ir.Expr:
 
 
 def surplus(
-    a: object, b: object, options: CheckOptions, conjunctive: bool, deadline: float | None = None
+    a: Assertion,
+    b: Assertion,
+    options: CheckOptions,
+    conjunctive: bool,
+    deadline: float | None = None,
 ) -> bool | None:
     """Whether some part of ``a`` is surplus against ``b``: for ``a`` stronger than ``b``
     (``conjunctive``), a drop of a conjunct that still implies ``b``; for ``a`` weaker, a drop
     of a disjunct that ``b`` still implies. More than ``MAX_PARTS`` parts count as surplus.
     None: undecided by ``deadline`` (default: ``options.timeout_s`` from now)."""
-    from .api import Assertion
-
-    assert isinstance(a, Assertion) and isinstance(b, Assertion)
-    if not isinstance(a.ir, ir.AssertionIR) or not isinstance(b.ir, ir.AssertionIR):
-        raise SvaError("unsupported", "assertions must come from parse_assertion")
+    air, bir = ir_of(a), ir_of(b)
     try:
-        parts = drops(a.ir.prop, conjunctive)
+        parts = drops(air.prop, conjunctive)
     except RecursionError:
         return True  # nested past the recursion limit: far more parts than MAX_PARTS
     if not parts:
@@ -196,20 +196,20 @@ def surplus(
         return True
     if deadline is None:
         deadline = time.monotonic() + options.timeout_s
-    da, db = _disables(a.ir, b.ir, options)
+    da, db = disables(air, bir, options)
     try:
-        enc = _encode([a.ir, b.ir], _widths([a, b]), options, deadline)
-        fb = enc.props.assertion(b.ir.prop, db)
+        enc = encode([air, bir], widths([a, b]), options, deadline)
+        fb = enc.props.assertion(bir.prop, db)
         fds = [enc.props.assertion(d, da) for d in parts]
     except (Timeout, RecursionError):
         return None
-    s = _solver(enc, deadline)
+    s = solver(enc, deadline)
     for fd in fds:
         # Stronger: can the drop hold where b fails? Weaker: can b hold where the drop fails?
         hold, fail = (fd, fb) if conjunctive else (fb, fd)
         s.push()
         s.add(to_z3(hold), to_z3(mk_not(fail)))
-        r = _check(s, deadline)
+        r = check(s, deadline)
         s.pop()
         if r == z3.unknown:
             return None

@@ -1,86 +1,95 @@
-"""Static measures of an assertion that size the lasso: its bounded temporal span H, its
-``$past`` depth D and its number of unbounded operators."""
+"""Static measures of an assertion that size the lasso and bound what a check can claim: its
+bounded temporal span H, its ``$past`` depth D and its number of unbounded operators.
+
+The depth is read from *every* expression of the assertion, wherever it sits (a sequence's
+Booleans, an ``if`` condition, the ``disable iff`` condition, a ``$past`` inside a ``$past``),
+by one walk over the IR's dataclass fields, so a node kind added later is seen too; the span
+follows the temporal operators, each of which says how far it reaches."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, is_dataclass
 
 from . import ir
 
 
-@dataclass
+@dataclass(frozen=True)
 class Measure:
-    """Span, past depth and unbounded-operator count of one assertion."""
+    """Span, past depth and unbounded-operator count of one assertion (or of several: the
+    largest span and depth, the unbounded operators of all)."""
 
     span: int = 0
     depth: int = 0
     unbounded: int = 0
 
 
-def expr_depth(e: ir.Expr) -> int:
-    """The deepest ``$past`` look-back in ``e``."""
-    if isinstance(e, ir.Past):
-        return e.n + expr_depth(e.arg)
-    if isinstance(e, ir.Const | ir.Sig):
-        return 0
-    if isinstance(e, ir.Unary | ir.Resize | ir.Extract):
-        return expr_depth(e.arg)
-    if isinstance(e, ir.DynExtract):
-        return max(expr_depth(e.arg), expr_depth(e.index))
-    if isinstance(e, ir.Binary):
-        return max(expr_depth(e.left), expr_depth(e.right))
-    if isinstance(e, ir.Cond):
-        return max(expr_depth(e.cond), expr_depth(e.then), expr_depth(e.other))
-    return max((expr_depth(p) for p in e.parts), default=0)
+def children(node: object) -> Iterator[object]:
+    """The IR nodes directly under ``node`` (its dataclass fields, tuples flattened)."""
+    if not is_dataclass(node):
+        return
+    for f in fields(node):
+        value = getattr(node, f.name)
+        for item in value if isinstance(value, tuple) else (value,):
+            if is_dataclass(item):
+                yield item
 
 
-def seq_measure(s: ir.Seq, m: Measure) -> int:
-    """The longest bounded length of ``s`` (unbounded parts count their minimum)."""
+def depth(node: object) -> int:
+    """The deepest ``$past`` look-back anywhere under ``node`` (nested ones add up)."""
+    own = node.n if isinstance(node, ir.Past) else 0
+    return own + max((depth(c) for c in children(node)), default=0)
+
+
+def unbounded(node: object) -> int:
+    """How many operators under ``node`` range without an upper bound (``##[m:$]``,
+    ``[*m:$]``, unbounded ``always``/``eventually``, the ``until`` family)."""
+    own = isinstance(node, ir.PUntil) or (
+        isinstance(node, ir.SDelay | ir.SRepeat | ir.PAlways | ir.PEventually) and node.hi is None
+    )
+    return int(own) + sum(unbounded(c) for c in children(node))
+
+
+def seq_span(s: ir.Seq) -> int:
+    """The most cycles after its start at which a match of ``s`` can end, an unbounded part
+    counted at its minimum."""
     if isinstance(s, ir.SBool):
-        m.depth = max(m.depth, expr_depth(s.expr))
         return 0
     if isinstance(s, ir.SDelay):
-        left = 0 if s.lhs is None else seq_measure(s.lhs, m)
-        if s.hi is None:
-            m.unbounded += 1
-        return left + (s.lo if s.hi is None else s.hi) + seq_measure(s.rhs, m)
+        left = 0 if s.lhs is None else seq_span(s.lhs)
+        return left + (s.lo if s.hi is None else s.hi) + seq_span(s.rhs)
     if isinstance(s, ir.SRepeat):
-        inner = seq_measure(s.seq, m) + 1
-        if s.hi is None:
-            m.unbounded += 1
-        return inner * max(1, s.lo if s.hi is None else s.hi)
+        return (seq_span(s.seq) + 1) * max(1, s.lo if s.hi is None else s.hi)
     if isinstance(s, ir.SBin):
-        return max(seq_measure(s.left, m), seq_measure(s.right, m))
-    return seq_measure(s.seq, m)
+        return max(seq_span(s.left), seq_span(s.right))
+    return seq_span(s.seq)
 
 
-def prop_measure(p: ir.Prop, m: Measure) -> int:
-    """The bounded temporal span of ``p``."""
+def prop_span(p: ir.Prop) -> int:
+    """The bounded temporal span of ``p``: how many cycles after its start an attempt may
+    still read (an unbounded operator counted at its minimum)."""
     if isinstance(p, ir.PConst):
         return 0
     if isinstance(p, ir.PSeq):
-        return seq_measure(p.seq, m)
+        return seq_span(p.seq)
     if isinstance(p, ir.PNot):
-        return prop_measure(p.prop, m)
+        return prop_span(p.prop)
     if isinstance(p, ir.PBin | ir.PUntil):
-        if isinstance(p, ir.PUntil):
-            m.unbounded += 1
-        return max(prop_measure(p.left, m), prop_measure(p.right, m))
+        return max(prop_span(p.left), prop_span(p.right))
     if isinstance(p, ir.PImpl):
-        return seq_measure(p.seq, m) + (0 if p.overlapped else 1) + prop_measure(p.prop, m)
+        return seq_span(p.seq) + (0 if p.overlapped else 1) + prop_span(p.prop)
     if isinstance(p, ir.PIf):
-        m.depth = max(m.depth, expr_depth(p.cond))
-        other = 0 if p.other is None else prop_measure(p.other, m)
-        return max(prop_measure(p.then, m), other)
+        return max(prop_span(p.then), 0 if p.other is None else prop_span(p.other))
     if isinstance(p, ir.PNext):
-        return p.n + prop_measure(p.prop, m)
-    if p.hi is None:
-        m.unbounded += 1
-    return (p.lo if p.hi is None else p.hi) + prop_measure(p.prop, m)
+        return p.n + prop_span(p.prop)
+    return (p.lo if p.hi is None else p.hi) + prop_span(p.prop)
 
 
-def measure(a: ir.AssertionIR) -> Measure:
-    """Measure one assertion."""
-    m = Measure()
-    m.span = prop_measure(a.prop, m)
-    return m
+def measure(*asserts: ir.AssertionIR) -> Measure:
+    """Measure assertions together: the span and depth of the widest, every unbounded
+    operator (the ``disable iff`` condition included, as every other expression)."""
+    return Measure(
+        span=max((prop_span(a.prop) for a in asserts), default=0),
+        depth=max((depth(a) for a in asserts), default=0),
+        unbounded=sum(unbounded(a) for a in asserts),
+    )

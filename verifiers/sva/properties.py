@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from . import ir
 from .expressions import ExprEncoder
-from .horizon import Measure, prop_measure
+from .horizon import prop_span, unbounded
 from .lasso import BoolLike, Lasso, mk_and, mk_not, mk_or
 from .sequences import SeqEncoder
 
@@ -101,10 +101,7 @@ class PropEncoder:
         when the condition holds at some cycle i from its start and the attempt has not
         failed by then: p holds on the trace cut at i and followed by top letters."""
         if disable is not None:
-            m = Measure()
-            span = prop_measure(p, m)
-            reach = self.k if m.unbounded else span + 1
-            return mk_and([self._disabled(p, disable, t, reach) for t in range(self.k)])
+            return mk_and([self.attempt(p, disable, t) for t in range(self.k)])
         if isinstance(p, ir.PBin) and p.op == "and":
             return mk_and([self.assertion(p.left), self.assertion(p.right)])
         if isinstance(p, ir.PImpl) and not p.follows:
@@ -114,10 +111,14 @@ class PropEncoder:
             return mk_and([mk_or([mk_not(c), self.at(p.prop, e)]) for e, c in fire.items()])
         return mk_and([self.at(p, t) for t in range(self.k)])
 
-    def _disabled(self, p: ir.Prop, disable: ir.Expr, t: int, reach: int) -> BoolLike:
-        """The attempt of ``p`` from t passes or is disabled. Only cycles up to ``reach``
-        after t can matter: past the span of a bounded p the cut changes nothing, and an
-        unbounded p sees the disable condition within one lap if it ever holds."""
+    def attempt(self, p: ir.Prop, disable: ir.Expr | None, t: int) -> BoolLike:
+        """The attempt of ``disable iff (disable) p`` from t passes or is disabled. Only
+        cycles up to ``reach`` after t can matter: past the span of a bounded p the cut changes
+        nothing, and an unbounded p sees the disable condition within one lap if it ever
+        holds."""
+        if disable is None:
+            return self.at(p, t)
+        reach = self.k if unbounded(p) else prop_span(p) + 1
         options = [self.at(p, t)]
         for i in range(t, t + reach):
             hit = self._leaf(disable, i)
@@ -126,7 +127,11 @@ class PropEncoder:
         return mk_or(options)
 
     def truncated(self, cut: int) -> PropEncoder:
-        """The top-polarity encoder of the trace cut at ``cut`` (built once per cut)."""
+        """The top-polarity encoder of the trace cut at ``cut`` (built once per cut). A word
+        already cut at or before ``cut`` (only a top one reaches here: a bottom word's condition
+        never holds past its cut) is its own truncation."""
+        if self.cut is not None and cut >= self.cut:
+            return self
         got = self._truncated.get(cut)
         if got is None:
             window = cut + self.window - self.k

@@ -15,10 +15,10 @@ from dataclasses import fields, is_dataclass
 import z3
 
 from . import ir
-from .api import CheckOptions, Strengthening, SvaError
-from .check import _check, _disables, _encode, _solver, _widths
+from .api import Assertion, CheckOptions, Strengthening
 from .hedges import surplus
 from .lasso import Timeout, mk_not, to_z3
+from .solver import check, disables, encode, ir_of, solver, widths
 
 INPUT_SAMPLES = 4
 """Random input traces tried per judgement (each costs about one solver call)."""
@@ -66,44 +66,40 @@ def trigger_inputs(a: ir.AssertionIR) -> frozenset[str]:
     return frozenset(triggers - rest)
 
 
-def strengthening(a: object, b: object, options: CheckOptions) -> Strengthening:
+def strengthening(a: Assertion, b: Assertion, options: CheckOptions) -> Strengthening:
     """See ``api.judge_strengthening``."""
-    from .api import Assertion
-
-    assert isinstance(a, Assertion) and isinstance(b, Assertion)
-    if not isinstance(a.ir, ir.AssertionIR) or not isinstance(b.ir, ir.AssertionIR):
-        raise SvaError("unsupported", "assertions must come from parse_assertion")
+    air, bir = ir_of(a), ir_of(b)
     deadline = time.monotonic() + options.timeout_s
-    da, db = _disables(a.ir, b.ir, options)
+    da, db = disables(air, bir, options)
     try:
-        enc = _encode([a.ir, b.ir], _widths([a, b]), options, deadline)
-        fa = enc.props.assertion(a.ir.prop, da)
-        triggers = enc.props.antecedent_matches(b.ir.prop)
+        enc = encode([air, bir], widths([a, b]), options, deadline)
+        fa = enc.props.assertion(air.prop, da)
+        triggers = enc.props.antecedent_matches(bir.prop)
         # A reset that stays asserted disables every attempt of b: b is exercised only while
         # its condition is off (held off at every cycle of the lasso, so on the whole trace).
         quiet = (
             []
-            if b.ir.disable is None
-            else [mk_not(enc.props.exprs.truth(b.ir.disable, t)) for t in range(enc.lasso.k)]
+            if bir.disable is None
+            else [mk_not(enc.props.exprs.truth(bir.disable, t)) for t in range(enc.lasso.k)]
         )
         # Signals b leaves free: those it only reacts to, and those it does not read at all.
         unread = {x.name for x in a.signals} - {x.name for x in b.signals}
-        inputs = sorted(trigger_inputs(b.ir) | unread)
-        fb = enc.props.assertion(b.ir.prop, db) if inputs else True
+        inputs = sorted(trigger_inputs(bir) | unread)
+        fb = enc.props.assertion(bir.prop, db) if inputs else True
     except (Timeout, RecursionError):
         return "unknown"
     # G a and G b sit behind assumption literals: each query picks what it needs.
-    s = _solver(enc, deadline)
+    s = solver(enc, deadline)
     use_a, use_b = z3.Bool("__strength_a"), z3.Bool("__strength_b")
     s.add(z3.Implies(use_a, to_z3(fa)), z3.Implies(use_b, to_z3(fb)))
-    r = _check(s, deadline, use_a)
+    r = check(s, deadline, use_a)
     if r != z3.sat:
         return "unknown" if r == z3.unknown else "unsatisfiable"
     s.add(*(to_z3(q) for q in quiet))
     for trigger in triggers or ([True] if quiet else []):
         s.push()
         s.add(to_z3(trigger))
-        r = _check(s, deadline, use_a)
+        r = check(s, deadline, use_a)
         s.pop()
         if r != z3.sat:
             return "unknown" if r == z3.unknown else "blocks_trigger"
@@ -122,9 +118,9 @@ def strengthening(a: object, b: object, options: CheckOptions) -> Strengthening:
                 for t in drawn
             )
         )
-        r = _check(s, deadline, use_a)
+        r = check(s, deadline, use_a)
         if r == z3.unsat:
-            r = _check(s, deadline, use_b)
+            r = check(s, deadline, use_b)
             if r == z3.sat:
                 r = z3.unsat  # b is met on this input trace, a is not
             elif r == z3.unsat:
