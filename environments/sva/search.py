@@ -58,7 +58,7 @@ JUDGE_K = 2 * K_LIMIT
 """The judge's shortest lasso: twice the longest the service checks."""
 JUDGE_K_MAX = 192
 """Pairs that need more are not judged (None)."""
-JUDGE_TIMEOUT_S = 20.0
+JUDGE_TIMEOUT_S = 10.0
 
 _REDTEAM = Path(__file__).with_name("redteam.toml")
 _PROPERTY = re.compile(r"\(\s*@\s*\(\s*posedge\s+\w+\s*\)(.*)\)\s*;\s*$", re.DOTALL)

@@ -55,7 +55,7 @@ from verifiers.sva.api import (
 )
 from verifiers.sva.hedges import MAX_PARTS
 
-VERSION = "1"
+VERSION = "2"  # 2: no verdict past the checked horizon (issue 38); several assertions refused
 PARTIAL_CREDIT = 0.4
 """Reward for one-way implication (FVEval's ``func_relaxed``), within §4.6's 0.3-0.5 range."""
 MAX_RESPONSE_CHARS = 20_000
