@@ -34,7 +34,9 @@ from verifiers.opt.base import InvalidAnswer
     [
         ("Answer: [0, 1]", "[0, 1]"),
         ("answer: [0, 1]", "[0, 1]"),
-        ("Answer: [9]\nOn second thought.\nAnswer: [0, 1]", "[0, 1]"),
+        ("Answer: [0, 1]\nChecked: it fits.\nAnswer: [0,1]", "[0,1]"),
+        ("To find the answer: sort by ratio.\n1. Take 0.\nAnswer: [0, 1]", "[0, 1]"),
+        ("The answer:\n1. Sort the items.\n2. Fill.\n**Answer:** [0, 1]", "[0, 1]"),
         ("**Answer:** `[0, 1]`.", "[0, 1]"),
         ("Answer: $\\boxed{[0, 1]}$", "[0, 1]"),
         ("Answer: \\text{[0, 1]} done", "\\text{[0, 1]} done"),
@@ -49,6 +51,25 @@ def test_the_last_answer_is_read_and_decoration_around_it_dropped(
     response: str, expected: str
 ) -> None:
     assert final_answer(response) == expected
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        "Answer: [9]\nOn second thought.\nAnswer: [0, 1]",
+        "Answer: [9], or better:\nAnswer: [0, 1]",
+        "**Answer:**\n`[9]`\n\nAnswer: [0, 1]",
+        "Answer: 9, 1\nAnswer: [0, 1]",
+        "Answer: 9 -> 1\nAnswer: [0, 1]",
+        "Answer: (9, 1) is worse\nAnswer: [0, 1]",
+    ],
+)
+def test_an_earlier_answer_that_differs_makes_several_answers(response: str) -> None:
+    # Issue 38: only the last 'Answer:' was read, so a response naming two answers earned the
+    # last one's reward (the searching adversary's 'several' move found it).
+    with pytest.raises(InvalidAnswer, match="several answers"):
+        final_answer(response)
+    assert VERIFIER(response, KNAPSACK_REFERENCE).status == "invalid"
 
 
 @pytest.mark.parametrize(

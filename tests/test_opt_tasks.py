@@ -147,17 +147,29 @@ def test_a_response_without_an_answer_is_invalid(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_decorations_are_dropped_and_the_last_answer_counts(name: str) -> None:
+def test_decorations_are_dropped_and_one_answer_counts(name: str) -> None:
     problem, exact = instance(name, 0, "easy"), solution(name, 0, "easy")
     reference = {"task": name, "instance": problem, "value": exact.value, "optimal": True}
     for response in (
         f"**Answer:** `{exact.answer}`.",
         f"answer: **{exact.answer}**.",
         f"Answer: $\\boxed{{{exact.answer}}}$",
+        f"Answer: {exact.answer}\nChecked again.\nAnswer: **{exact.answer}**",
+        f"The answer: first, read the instance.\nAnswer: {exact.answer}",
+    ):
+        assert VERIFIER(response, reference).reward == 1.0, response
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_earlier_other_answer_is_a_second_answer(name: str) -> None:
+    # Issue 38: the last 'Answer:' alone was read, so a hedge ending on the optimum paid.
+    problem, exact = instance(name, 0, "easy"), solution(name, 0, "easy")
+    reference = {"task": name, "instance": problem, "value": exact.value, "optimal": True}
+    for response in (
         f"Answer: [0]\nOn reflection, no.\nAnswer: {exact.answer}",
         f"Answer: Impossible\nNo wait.\nAnswer: {exact.answer}",
     ):
-        assert VERIFIER(response, reference).reward == 1.0, response
+        assert_invalid(VERIFIER(response, reference))
 
 
 # --- the prompt ------------------------------------------------------------------------------

@@ -17,12 +17,21 @@ list of integers may also be written without brackets (``0, 1``) or as a path ``
 lists without the outer brackets. Anything else (``1_2``, ``-0``, ``[0]*50``, ``<[0, 1]>``,
 ``[1*2]``, ``[1$2]``, ``[1, \text{2}]``, prose around the value) is ``invalid``: an earlier
 reader deleted every ``*``, backtick and ``$`` first, and so read ``[1*2]`` as ``[12]``.
+
+One answer per response: an earlier ``Answer:`` offers an answer when the first non-empty line
+after it (decoration peeled as above) is a value in any of these spellings or ``Impossible``,
+or begins with a bracketed value (``[0, 0], or rather``); unless it is the final answer (white
+space aside), the response offers several answers and is ``invalid``. Reading only the last one paid
+``Answer: [0, 0] ... Answer: [1, 3]`` for the last of two answers (issue 38's searching
+adversary). Prose after an earlier ``Answer:`` (``the answer: we sort by ratio``, a numbered
+list) offers none.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from verifiers.opt.base import Infeasible, InvalidAnswer
@@ -39,6 +48,9 @@ _CLOSERS = {"[": "]", "(": ")"}
 _DIGITS = frozenset("0123456789")
 _SPACE = frozenset(" \t\r\n")
 _INTEGER = re.compile(r"0|[1-9][0-9]*")
+IMPOSSIBLE = re.compile(r"[\[({\"']*\s*impossible\s*[\])}\"']*", re.IGNORECASE)
+"""The one word the grammar reads: set cover's claim that no cover exists (quoted, bracketed or
+left in a ``\\boxed{...}``), so that it can be refuted rather than rejected as unreadable."""
 
 
 def final_answer(response: str) -> str:
@@ -51,16 +63,59 @@ def final_answer(response: str) -> str:
     text = response[matches[-1].end() :]
     if len(text) > MAX_ANSWER_CHARS:
         raise InvalidAnswer(f"the answer is longer than {MAX_ANSWER_CHARS} characters")
-    text = _EMPHASIS_CLOSER.sub("", text)
+    text = _undecorated(_EMPHASIS_CLOSER.sub("", text))
+    if not text:
+        raise InvalidAnswer("the answer after 'Answer:' is empty")
+    for earlier, later in pairwise(matches):
+        offered = _offered(response[earlier.end() : later.start()])
+        if offered is not None and _squashed(offered) != _squashed(text):
+            raise InvalidAnswer(
+                f"several answers: an earlier 'Answer:' offers {offered[:40]!r} and the last "
+                f"{text[:40]!r}; end with one answer"
+            )
+    return text
+
+
+def _undecorated(text: str) -> str:
+    """``text`` with the decoration around it peeled, from the outside in."""
     for _ in range(MAX_WRAPPERS):
         text = text.strip().removesuffix(".").strip()
         peeled = _peel(text)
         if peeled is None:
             break
         text = peeled
-    if not text:
-        raise InvalidAnswer("the answer after 'Answer:' is empty")
     return text
+
+
+def _offered(segment: str) -> str | None:
+    """The answer that the text after an earlier ``Answer:`` offers (see the module
+    docstring), or None when it is prose."""
+    line = _undecorated(_EMPHASIS_CLOSER.sub("", segment).lstrip().split("\n", 1)[0])
+    if line and (IMPOSSIBLE.fullmatch(line) or _reads(line)):
+        return line
+    if line[:1] not in _CLOSERS:
+        return None
+    reader = _Reader(line)
+    try:
+        reader.value(0)
+    except InvalidAnswer:
+        return None
+    return line[: reader.pos]
+
+
+def _reads(text: str) -> bool:
+    """Whether ``text`` is one value in some spelling: bracketed, bare, a path."""
+    for read in (literal, lambda bare: literal(f"[{bare}]"), int_list):
+        try:
+            read(text)
+            return True
+        except InvalidAnswer:
+            pass
+    return False
+
+
+def _squashed(text: str) -> str:
+    return re.sub(r"\s", "", text)
 
 
 def _peel(text: str) -> str | None:

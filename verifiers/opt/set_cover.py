@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from verifiers.opt.answer import check_distinct, check_ids, int_list
+from verifiers.opt.answer import IMPOSSIBLE, check_distinct, check_ids, int_list
 from verifiers.opt.base import Infeasible, InvalidAnswer, TaskCheck
-
-# The original let an answer claim that no cover exists; read that claim (quoted, bracketed or
-# left in a \boxed{...}) so it can be refuted rather than rejected as unreadable.
-_IMPOSSIBLE = re.compile(r"[\[({\"']*\s*impossible\s*[\])}\"']*", re.IGNORECASE)
 
 
 def evaluate(instance: dict[str, Any], answer: str) -> float:
     """Number of chosen subsets; raises on 'Impossible', repeats, unknown ids or a gap."""
     universe, subsets = instance["U"], instance["S"]
-    if _IMPOSSIBLE.fullmatch(answer):
+    if IMPOSSIBLE.fullmatch(answer):
         # Every generated instance is coverable (the generator patches each uncovered element
         # into some subset), so this claim is always wrong; the original let it pass when the
         # union fell short of U and merely penalised it otherwise.
