@@ -176,7 +176,5 @@ def test_the_search_space_has_seeds_and_the_family_moves() -> None:
     assert seeds and all(s.deserves == 1.0 for s in seeds)
     names = {move.name for move in SEARCH.mutators}
     assert {"horizon", "vacuity", "rewrite", "several"} <= names
-    made = {
-        move.name: list(move(seed, rng)) for move in SEARCH.mutators for seed in seeds[:1]
-    }
+    made = {move.name: list(move(seed, rng)) for move in SEARCH.mutators for seed in seeds[:1]}
     assert made["horizon"] and made["vacuity"] and made["rewrite"]

@@ -40,11 +40,11 @@ from typing import Any
 
 import z3
 
+from environments.base import EnvironmentUnavailable
 from environments.mutators import text_moves
 from environments.search import Move, Mutant, Probe, SearchSpace
 from environments.sva.family import DatasetOptions, GeneratedFamily, Nl2SvaDataset
 from environments.sva.generator import GeneratedOptions
-from environments.sva.loader import DataUnavailable
 from environments.sva.mutants import mutants
 from environments.sva.prompt import fenced
 from environments.task_id import TaskId
@@ -91,7 +91,7 @@ def _seeds(rng: random.Random) -> Iterator[Mutant]:
     for task_id in ids:
         try:
             reference = _reference(task_id)
-        except DataUnavailable:
+        except EnvironmentUnavailable:  # the FVEval sets when their data cannot be read
             continue
         yield Mutant(Probe(fenced(reference["assertion"]), task_id=task_id), 1.0)
     must_pay = _must_pay()
