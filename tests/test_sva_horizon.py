@@ -156,7 +156,10 @@ def test_two_different_assertions_are_several_answers() -> None:
 # --- the search space --------------------------------------------------------------------------
 
 
-def test_the_judge_decides_by_a_longer_check() -> None:
+def test_the_judge_decides_by_a_longer_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The judge's time limit is for a search's budget; here the verdicts are what is tested.
+    monkeypatch.setattr("environments.sva.search.JUDGE_TIMEOUT_S", 300.0)
+
     def probe(answer: str, reference: str) -> Probe:
         ref = {"assertion": _assert(reference), "widths": WIDTHS}
         return Probe(_assert(answer), verifier="sva.equivalence", reference=ref)

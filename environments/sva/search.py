@@ -54,8 +54,8 @@ from verifiers.sva.horizon import measure
 from verifiers.sva.lasso import Timeout, mk_not, to_z3
 from verifiers.sva.solver import K_LIMIT, check, disables, encode, ir_of, needed, solver, widths
 
-JUDGE_K = 2 * K_LIMIT
-"""The judge's shortest lasso: twice the longest the service checks."""
+JUDGE_K = K_LIMIT
+"""The judge's shortest lasso: the longest the service checks (a pair that needs k gets 2k)."""
 JUDGE_K_MAX = 192
 """Pairs that need more are not judged (None)."""
 JUDGE_TIMEOUT_S = 10.0
