@@ -27,7 +27,7 @@ from environments.evo.novelty import PoolEntry
 from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
 from environments.evo.settings import EvoSettings
-from envserver.registry import get_registry
+from envserver.registry import discover
 from envserver.testing import LiveServer
 
 EVO = "evo/zero_one_knapsack"
@@ -66,7 +66,7 @@ def _items(http: httpx.Client, env_id: str, tasks: int) -> list[dict[str, Any]]:
         oracle = run_calls(source, [task_call(seed, 1) for seed in range(tasks)])
         responses = [str(task.value["reference"]) for task in oracle]
     else:
-        env = get_registry().env(env_id)
+        env = discover().env(env_id)
         options = env.spec.options_model()
         responses = [env.expert_action(env.reset(s, options).state) for s in range(tasks)]
     return [{"task_id": i, "response": r} for i, r in zip(ids, responses, strict=True)]

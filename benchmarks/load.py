@@ -42,7 +42,7 @@ import psutil
 
 from benchmarks.common import cpu_seconds, server
 from clients.http import KEEPALIVE_EXPIRY_S
-from envserver.registry import get_registry
+from envserver.registry import discover
 from envserver.testing import LiveServer
 
 OPTIONS = {"difficulty": "easy"}
@@ -69,8 +69,9 @@ class Capacity:
 
 
 def _routes(live: LiveServer) -> list[Route]:
-    env = get_registry().env("math")
-    verifier = get_registry().verifier("math")
+    registry = discover()
+    env = registry.env("math")
+    verifier = registry.verifier("math")
     options = env.spec.options_model.model_validate(OPTIONS)
     first = env.reset(7, options)
     reply = httpx.post(

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from envserver import worker
-from envserver.registry import get_registry
+from envserver.registry import discover
 
 
 def _per_call_us(work: Callable[[], object], rounds: int) -> float:
@@ -33,7 +33,7 @@ def main() -> None:
     args = parser.parse_args()
     ratios = []
     print(f"{'environment':<28}{'state µs':>10}{'revalidated µs':>16}{'ratio':>7}")
-    for env_id, env in sorted(get_registry().envs.items()):
+    for env_id, env in sorted(discover().envs.items()):
         model: type[BaseModel] = env.spec.options_model
         options = model()
 

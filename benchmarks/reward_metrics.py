@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from benchmarks.common import math_items
 from envserver.metrics import Metrics, ResponseSketch
-from envserver.registry import get_registry
+from envserver.registry import discover
 
 
 def per_item_ns(work: Callable[[int], None], items: int) -> float:
@@ -61,7 +61,7 @@ def main() -> None:
         cost = per_item_ns(push, args.items // 10)
         print(f"  sketch alone, {size:>9,}-character response: {cost:,.0f} ns")
 
-    check = get_registry().verifiers["math"]
+    check = discover().verifiers["math"]
     options = check.options_model()
     pairs = math_items(300, 0)
     for response, reference in pairs[:20]:  # first-call set-up out of the way

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 
 from benchmarks.common import percentile, server
-from envserver.registry import get_registry
+from envserver.registry import discover
 
 ENV = "math"
 OPTIONS = {"difficulty": "easy"}
@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=400)
     args = parser.parse_args()
 
-    env = get_registry().env(ENV)
+    env = discover().env(ENV)
     options = env.spec.options_model.model_validate(OPTIONS)
     http: dict[str, list[float]] = {}
     local: dict[str, list[float]] = {}

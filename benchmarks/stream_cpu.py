@@ -28,7 +28,7 @@ from websockets.asyncio.client import connect
 
 from benchmarks.common import cpu_seconds, server
 from benchmarks.load import Route, drive
-from envserver.registry import get_registry
+from envserver.registry import discover
 from envserver.testing import LiveServer
 
 OPTIONS = {"difficulty": "easy"}
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--sockets", type=int, default=2, help="WebSockets of the stream")
     parser.add_argument("--depth", type=int, default=16, help="calls in flight per socket")
     args = parser.parse_args()
-    env = get_registry().env("math")
+    env = discover().env("math")
     first = env.reset(SEED, env.spec.options_model.model_validate(OPTIONS))
     actions = {"right answer": env.expert_action(first.state), "wrong answer": "\\boxed{-1}"}
     rows: list[tuple[str, Run, Run]] = []

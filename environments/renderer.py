@@ -2,9 +2,10 @@
 
 Without a renderer the playground shows an episode as plain text (or chat messages) and a box
 for the action. A family that wants more (buttons for the actions it lists, a store page, a
-diagram, a verdict a person can read) exports ``RENDERERS = {env_id: renderer}`` from its
-package; the registry finds it there. ``ListedActions`` is the renderer of a family whose
-``info`` lists the actions a step can take. A renderer is a Jinja2 template plus a ``context``
+diagram, a verdict a person can read) lists ``renderers={env_id: renderer}`` in its contents
+(``environments.family.Contents``). ``ListedActions`` is the renderer of a family whose ``info``
+lists the actions a step can take (under the key its ``EnvSpec.actions_key`` names: the
+registry checks that the two agree). A renderer is a Jinja2 template plus a ``context``
 function:
 
 - ``context(state, turn)`` runs in the worker process that ran the reset or step, right after
@@ -79,11 +80,15 @@ class Turn:
 class Renderer(Protocol):
     """A family's view of its episodes in the playground."""
 
-    templates: Path
-    """The folder holding the family's templates."""
+    @property
+    def templates(self) -> Path:
+        """The folder holding the family's templates."""
+        ...
 
-    template: str
-    """The template that shows one turn, e.g. ``"webshop/store.html"``."""
+    @property
+    def template(self) -> str:
+        """The template that shows one turn, e.g. ``"webshop/store.html"``."""
+        ...
 
     def context(self, state: JSONValue, turn: Turn) -> dict[str, Any]:
         """The values ``template`` reads as ``view``, for the episode in ``state`` after

@@ -32,7 +32,7 @@ from envserver.openrlhf import router as openrlhf_router
 from envserver.playground import page_templates, short_links
 from envserver.playground import router as playground_router
 from envserver.problems import install_problem_handlers, problem_responses
-from envserver.registry import get_registry
+from envserver.registry import discover
 from envserver.routes import router
 from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
@@ -73,7 +73,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Secrets first: a setting that cannot be used stops the start before anything is loaded.
     tokens = StateTokens(load_signing_keys(settings), max_state_bytes=settings.max_state_bytes)
     api_keys = load_api_keys(settings)
-    registry = get_registry()
+    registry = discover(settings.plugins)
     metrics = Metrics()
 
     @asynccontextmanager
@@ -85,6 +85,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # The families' resources (a store), this process's own: opened now, after any fork.
         registry.open(settings)
         setattr(app.state, RESOURCES_STATE, list(registry.resources.values()))
+        worker.use(registry)  # the calls this process runs inline, without the pool
         executor = Executor(
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
@@ -113,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             watchdog.cancel()
             metrics.registry.unregister(sandbox)
             executor.close()
+            worker.use(None)
             registry.close()
             sandbox.close()
 

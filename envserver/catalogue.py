@@ -44,8 +44,8 @@ def build_catalogue(registry: Registry) -> Catalogue:
         envs=[env_info(env) for env in registry.envs.values()],
         verifiers=[verifier_info(v) for v in registry.verifiers.values()],
         disabled=[
-            DisabledFamily(name=name, reason=why.reason, fix=why.fix)
-            for name, why in registry.disabled.items()
+            DisabledFamily(name=str(withheld), reason=why.reason, fix=why.fix)
+            for withheld, why in registry.disabled.items()
         ],
     )
 

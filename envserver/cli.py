@@ -2,7 +2,7 @@
 
     envserver serve --port 8000
     envserver audit [--url URL] [--env ID]     (the families' red-team suites)
-    envserver FAMILY ...                       (a family's tools: environments/FAMILY/cli.py)
+    envserver FAMILY ...                       (a family's tools: its declaration's ``tools``)
     envserver envs | reset | step | verify     (talk to a server: clients.cli)
 
 This is the one module of the server that imports ``clients/``: the command line is where the
@@ -16,7 +16,6 @@ Exit codes are the client's (``clients.cli``), and 4 when a red-team case of ``a
 from __future__ import annotations
 
 import importlib
-import importlib.resources
 import json
 from collections.abc import Sequence
 from functools import cache
@@ -42,32 +41,28 @@ if TYPE_CHECKING:
     # Typer carries its own copy of click, and names its types only there.
     from typer._click.core import Command, Context
 
+    from environments.family import Family
     from envserver.config import Settings
-    from envserver.redteam import CaseResult, Family, Suite
+    from envserver.redteam import CaseResult, Suite
 
 EXIT_AUDIT_FAILED = 4
-TOOLS_PACKAGE = "environments"
 
 
 @cache
-def tool_families() -> tuple[str, ...]:
-    """The families that bring their own tools (an ``environments/<family>/cli.py``), found by
-    looking into the package's folders, without importing any family."""
-    folder = importlib.resources.files(TOOLS_PACKAGE)
-    return tuple(
-        sorted(
-            entry.name
-            for entry in folder.iterdir()
-            if not entry.name.startswith("_") and entry.joinpath("cli.py").is_file()
-        )
-    )
+def tool_families() -> dict[str, str]:
+    """The module of each installed family's tools, by family name: read from the families'
+    declarations (``envserver.families``), which load no family."""
+    from envserver.families import declared  # noqa: PLC0415  (only for a family's command)
+
+    return {family.name: family.tools for family in declared() if family.tools is not None}
 
 
 class FamilyTools(TyperCommand):
     """A family's tools as a command of ``envserver``: its own Typer app, imported and run with
     the rest of the command line only when invoked."""
 
-    def __init__(self, family: str) -> None:
+    def __init__(self, family: str, module: str) -> None:
+        self.module = module
         super().__init__(
             family,
             help=f"The {family} family's own tools: envserver {family} --help.",
@@ -76,7 +71,7 @@ class FamilyTools(TyperCommand):
         )
 
     def invoke(self, ctx: Context) -> Any:
-        tools = importlib.import_module(f"{TOOLS_PACKAGE}.{self.name}.cli")
+        tools = importlib.import_module(self.module)
         return tools.app(args=ctx.args, prog_name=ctx.command_path)
 
 
@@ -89,7 +84,7 @@ class WithFamilyTools(TyperGroup):
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         found = super().get_command(ctx, cmd_name)
         if found is None and cmd_name in tool_families():
-            return FamilyTools(cmd_name)
+            return FamilyTools(cmd_name, tool_families()[cmd_name])
         return found
 
 
@@ -278,9 +273,12 @@ def audit(
             as_json=as_json,
         )
         return
+    from environments.family import FamilyError  # noqa: PLC0415
+    from envserver.families import declared  # noqa: PLC0415
+
     try:
-        suites, without = redteam.load_suites(redteam.families(modules))
-    except redteam.SuiteError as exc:
+        suites, without = redteam.load_suites(declared(modules))
+    except (redteam.SuiteError, FamilyError) as exc:
         fail(str(exc), EXIT_USAGE)
     chosen = redteam.select(suites, env_id)
     if env_id is not None and not chosen:
@@ -333,11 +331,9 @@ def _audit_search(
         seed = secrets.randbelow(2**32)
     from envserver.config import Settings  # noqa: PLC0415  (the server's side: only here)
     from envserver.registry import discover  # noqa: PLC0415
-    from envserver.search import spaces  # noqa: PLC0415
 
-    found = {f.name: f.module for f in redteam.families(modules)}
     with discover(modules).opened(Settings()) as registry:
-        chosen = spaces(registry, found)
+        chosen = registry.searches
         if family is not None:
             chosen = {name: space for name, space in chosen.items() if name == family}
             if not chosen:

@@ -1,11 +1,11 @@
 """Red-team suites: each family's declared hacks (and equivalent forms that must keep scoring),
 loaded from ``redteam.toml`` and judged here; ``envserver audit`` runs them.
 
-Where a family's suite lives: a family that is a package (``environments/<family>/``, or a
-plugin package) keeps it at ``<package folder>/redteam.toml``; a family that is one module
-(a plugin ``x/y.py``, the guide's examples) keeps it beside the module as ``y.redteam.toml``.
-Suites are found from the module's import spec, never by importing the family, so the client-side
-``envserver audit --url`` stays light.
+Where a family's suite lives is part of its declaration (``Family.suite``): a family that is a
+package (``environments/<family>/``, or a plugin package) keeps it at
+``<package folder>/redteam.toml``; a family that is one module (a plugin ``x/y.py``, the guide's
+examples) keeps it beside the module as ``y.redteam.toml``. Reading the declarations loads no
+family, so the client-side ``envserver audit --url`` stays light.
 
 A suite is a list of ``[[case]]`` tables (see ``Case``). Each case is scored either in this process
 through a registry (``InProcess``) or by a live server (``clients.audit.OverHttp``, which
@@ -16,7 +16,6 @@ cannot serve (a missing prover binary, a missing extra) is skipped with the reas
 
 from __future__ import annotations
 
-import importlib.util
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,9 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 if TYPE_CHECKING:
+    from environments.family import Family
     from envserver.registry import Registry
 
-SUITE_FILE = "redteam.toml"
 Expect = Literal["zero", "invalid", "full", "below_full", "no_win"]
 Verdict = Literal["pass", "fail", "skip"]
 NO_REWARD = ("timeout", "error")
@@ -104,15 +103,6 @@ class Suite:
     cases: tuple[Case, ...]
 
 
-@dataclass(frozen=True)
-class Family:
-    """A family (``name`` as the registry knows it), its module, and where its suite belongs."""
-
-    name: str
-    module: str
-    suite: Path | None
-
-
 def load_suite(family: str, path: Path) -> Suite:
     """The suite in ``path``; ``SuiteError`` naming the file (and case) when it is malformed."""
     try:
@@ -141,39 +131,9 @@ def load_suite(family: str, path: Path) -> Suite:
     return Suite(family, path, tuple(cases))
 
 
-def suite_path(module: str) -> Path | None:
-    """Where ``module``'s family keeps its suite (see the module docstring), found without
-    importing the module; None when the module cannot be found."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    if spec.submodule_search_locations:
-        return Path(next(iter(spec.submodule_search_locations))) / SUITE_FILE
-    if spec.origin is None:
-        return None
-    origin = Path(spec.origin)
-    return origin.with_name(f"{origin.stem}.{SUITE_FILE}")
-
-
-def families(plugins: Sequence[str] = ()) -> list[Family]:
-    """The built-in families (each package in ``environments/``, found by its folder) and the
-    plugin modules, each with where its suite belongs."""
-    spec = importlib.util.find_spec("environments")
-    folders = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-    found = [
-        Family(entry.name, f"environments.{entry.name}", entry / SUITE_FILE)
-        for folder in folders
-        for entry in sorted(folder.iterdir())
-        if (entry / "__init__.py").is_file() and not entry.name.startswith("_")
-    ]
-    return found + [Family(plugin, plugin, suite_path(plugin)) for plugin in plugins]
-
-
 def load_suites(found: Iterable[Family]) -> tuple[list[Suite], list[Family]]:
-    """The suites of ``found`` that ship one, and the families that ship none."""
+    """The suites of the families ``found`` (their declarations: ``envserver.families``) that
+    ship one, and the families that ship none."""
     suites, without = [], []
     for family in found:
         if family.suite is not None and family.suite.is_file():
@@ -382,7 +342,7 @@ class InProcess:
         self.registry = registry
 
     def disabled(self) -> dict[str, str]:
-        return {name: str(why) for name, why in self.registry.disabled.items()}
+        return {str(name): str(why) for name, why in self.registry.disabled.items()}
 
     def unavailable(self, error: Exception) -> str | None:
         from environments.base import EnvironmentUnavailable  # noqa: PLC0415

@@ -1,34 +1,50 @@
-"""Discovers the families: environments from ``environments.*``, verifiers from ``verifiers.*``,
-the playground renderers families export (``RENDERERS``, see ``environments.renderer``), and
-their extensions of the service (``EXTENSION``, see ``environments.extension``), whose resources
-it opens and closes in each serving process.
+"""The families this process serves, loaded from their declarations (``environments.family``):
+environments by id, verifiers by name, playground renderers, the families' extensions of the
+service (whose resources it opens and closes in each serving process), their search spaces, and
+what is disabled here and why.
 
-A family whose import fails (typically a missing optional extra) is recorded as disabled with
-the reason and the fix, and the rest of the service starts normally; so is every environment or
-verifier a family names in its ``UNAVAILABLE`` (data, binary or setting this server lacks).
+``discover(plugins)`` reads every declaration (``envserver.families``), then loads each family
+whose optional dependencies are installed and checks what it brings: a wrong type, an id outside
+the family's namespace or taken twice, or two declarations of one thing that disagree is a
+``FamilyError`` naming the family. A family whose dependencies are missing is disabled with the
+reason and its install line, and the rest of the service starts normally; so is whatever a family
+withholds (``Contents.unavailable``: data, a binary or a setting this server lacks).
+
+The caller builds the registry from its own settings and hands it on (the app to its service,
+each pool worker from the settings it is given after the fork); nothing here reads the process's
+environment.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import pkgutil
 import re
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
-from types import ModuleType
 from typing import Any
 
 from fastapi import APIRouter
 
-import environments
-import verifiers
-from environments.base import DynamicEnvironments, Environment
+from environments.base import DynamicEnvironments, Environment, SingleTurnScoring
 from environments.extension import Extension, Resources
-from environments.renderer import Renderer
+from environments.family import (
+    Contents,
+    EnvironmentId,
+    Family,
+    FamilyError,
+    FamilyName,
+    OptionValue,
+    VerifierName,
+    Withheld,
+    is_a,
+    owner,
+)
+from environments.renderer import ListedActions, Renderer
+from environments.search import SearchSpace
 from envserver.config import Settings
+from envserver.families import declared
 from verifiers.base import Unavailable, Verifier
 
 log = logging.getLogger("envserver")
@@ -59,17 +75,21 @@ class Disabled(LookupError):
 
 @dataclass
 class Registry:
-    """Environments by id, verifiers by name, renderers by environment id, what is disabled
-    (families that could not load, by family name; environments and verifiers that cannot serve
-    here, by id or name), and the families' extensions by family name. While it is ``open``
-    (in a serving process) it holds their resources and the dynamic sources made from them."""
+    """Every declared family by name (loaded or not), environments by id, verifiers by name,
+    renderers by environment id, what is disabled (typed ids: a family that could not load, an
+    environment, a verifier or an option value a family withholds), and the families'
+    extensions and search spaces by family name. While it is ``open`` (in a serving process) it
+    holds the extensions' resources and the dynamic sources made from them."""
 
+    families: dict[str, Family] = field(default_factory=dict)
     envs: dict[str, Environment] = field(default_factory=dict)
     verifiers: dict[str, Verifier] = field(default_factory=dict)
     renderers: dict[str, Renderer] = field(default_factory=dict)
-    disabled: dict[str, Unavailable] = field(default_factory=dict)
+    disabled: dict[Withheld, Unavailable] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
+    """The modules the families' loads imported, for the pool's fork server to import once."""
     extensions: dict[str, Extension[Any, Any]] = field(default_factory=dict)
+    searches: dict[str, SearchSpace] = field(default_factory=dict)
     resources: dict[str, Resources] = field(default_factory=dict)
     dynamic: list[DynamicEnvironments] = field(default_factory=list)
 
@@ -86,7 +106,9 @@ class Registry:
                 source = extension.dynamic(opened)
                 if source is not None:
                     if not isinstance(source, DynamicEnvironments):
-                        raise ValueError(f"{family}'s dynamic source lacks find or listing")
+                        raise FamilyError(
+                            f"family {family!r}: its dynamic source lacks find or listing"
+                        )
                     self.dynamic.append(source)
         except BaseException:
             self.close()
@@ -140,13 +162,20 @@ class Registry:
         """The environments the families' dynamic sources serve now."""
         return [env for source in self.dynamic for env in source.listing()]
 
+    def withheld(self, what: EnvironmentId | VerifierName) -> Unavailable | None:
+        """Why ``what`` is not served here (withheld itself, or its family could not load), and
+        the fix; None when it is served or unknown."""
+        why = self.disabled.get(what)
+        if why is None:
+            family = owner(list(self.families.values()), str(what))
+            if family is not None:
+                why = self.disabled.get(FamilyName(family.name))
+        return why
+
     def disabled_reason(self, env_id: str) -> Unavailable | None:
-        """Why ``env_id`` (or its whole family) is not served here, and the fix; None when it
-        is served or unknown."""
-        for name in (env_id, env_id.split("/", maxsplit=1)[0]):
-            if name in self.disabled:
-                return self.disabled[name]
-        return None
+        """Why the environment ``env_id`` is not served here, and the fix; None when it is
+        served or unknown."""
+        return self.withheld(EnvironmentId(env_id))
 
     def verifier(self, name: str) -> Verifier:
         """The verifier ``name``; raises ``Disabled`` when this server cannot serve it,
@@ -154,90 +183,204 @@ class Registry:
         try:
             return self.verifiers[name]
         except KeyError:
-            for key in (name, name.split(".", maxsplit=1)[0]):
-                if key in self.disabled:
-                    raise Disabled(f"verifier {name!r}", self.disabled[key]) from None
+            why = self.withheld(VerifierName(name))
+            if why is not None:
+                raise Disabled(f"verifier {name!r}", why) from None
             raise UnknownVerifier(f"unknown verifier {name!r}; GET /v1/envs lists them") from None
 
 
-def _submodules(package: ModuleType) -> Iterator[tuple[str, bool]]:
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if not info.name.startswith("_"):
-            yield info.name, info.ispkg
-
-
-def _import(name: str, family: str, registry: Registry) -> ModuleType | None:
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing in _OWN_PACKAGES or not missing:
-            raise
-        why = Unavailable(
-            f"missing optional dependency {missing!r}", f"pip install 'envserver[{family}]'"
-        )
-        registry.disabled[family] = why
-        log.warning("family %s disabled: %s", family, why)
-        return None
-    registry.modules.append(name)
-    return module
-
-
-def _collect(module: ModuleType | None, family: str, registry: Registry) -> None:
-    if module is None:
-        return
-    unavailable: dict[str, Unavailable] = getattr(module, "UNAVAILABLE", {})
-    registry.disabled.update(unavailable)
-    checks = [getattr(module, "VERIFIER", None), *getattr(module, "VERIFIERS", ())]
-    for verifier in checks:
-        if isinstance(verifier, Verifier):
-            if verifier.name in registry.verifiers:
-                raise ValueError(f"two verifiers are named {verifier.name!r}")
-            if verifier.name not in unavailable:
-                registry.verifiers[verifier.name] = verifier
-    for env in getattr(module, "ENVIRONMENTS", ()):
-        env_id = env.spec.id
-        if not _ENV_ID.fullmatch(env_id) or env_id in registry.envs:
-            raise ValueError(f"environment id {env_id!r} is malformed or not unique")
-        if env_id not in unavailable:
-            registry.envs[env_id] = env
-    _collect_extension(module, family, registry)
-    for env_id, renderer in getattr(module, "RENDERERS", {}).items():
-        if env_id in unavailable:
-            continue
-        if env_id not in registry.envs or env_id in registry.renderers:
-            raise ValueError(f"renderer for {env_id!r}: no such environment, or a second one")
-        if not isinstance(renderer, Renderer):
-            raise ValueError(f"renderer for {env_id!r} lacks templates, template or context")
-        registry.renderers[env_id] = renderer
-
-
-def _collect_extension(module: ModuleType, family: str, registry: Registry) -> None:
-    extension = getattr(module, "EXTENSION", None)
-    if extension is not None:
-        if not isinstance(extension, Extension) or family in registry.extensions:
-            raise ValueError(f"{module.__name__}.EXTENSION is not an Extension, or a second one")
-        registry.extensions[family] = extension
-
-
 def discover(plugins: Sequence[str] = ()) -> Registry:
-    """Import every family once (and each plugin module) and index what they export.
+    """The registry of every declared family (``envserver.families``: the entry points, then
+    the modules in ``plugins``), each loaded here unless its dependencies are missing.
 
-    Raises ValueError on duplicate or malformed ids: that is a bug, not a missing extra.
+    Raises ``FamilyError`` for a declaration or contents that cannot be used: a bug, not a
+    missing extra.
     """
     registry = Registry()
-    for name, _ in _submodules(verifiers):
-        _collect(_import(f"verifiers.{name}", name, registry), name, registry)
-    for name, is_package in _submodules(environments):
-        if is_package:
-            _collect(_import(f"environments.{name}", name, registry), name, registry)
-    for plugin in plugins:
-        _collect(_import(plugin, plugin, registry), plugin, registry)
+    for family in declared(plugins):
+        registry.families[family.name] = family
+    for family in registry.families.values():
+        _load(family, registry)
+    for env in registry.envs.values():
+        named = env.spec.verifier
+        served = named is None or named in registry.verifiers
+        if not served and registry.withheld(VerifierName(str(named))) is None:
+            raise FamilyError(
+                f"family {env.spec.family!r}: environment {env.spec.id!r} scores with "
+                f"verifier {named!r}, which no family serves"
+            )
+    if not registry.families:
+        log.warning("no family is declared: is envserver installed (pip install -e .)?")
     return registry
 
 
-@cache
-def get_registry() -> Registry:
-    """The process-wide registry, discovered on first use (in the server and in each worker,
-    which inherit the same ``ENVSERVER_PLUGINS``)."""
-    return discover(Settings().plugins)
+def _disable(registry: Registry, family: Family, reason: str) -> None:
+    fix = f"pip install '{family.install}'" if family.install else "install it"
+    why = Unavailable(reason, fix)
+    registry.disabled[FamilyName(family.name)] = why
+    log.warning("family %s disabled: %s", family.name, why)
+
+
+def _load(family: Family, registry: Registry) -> None:
+    if missing := family.missing():
+        _disable(registry, family, f"missing optional dependency {', '.join(map(repr, missing))}")
+        return
+    # Modules of the family's own packages that its load imports: the pool's fork server
+    # imports them once, so its workers start with them (and what they import) loaded.
+    own = {*_OWN_PACKAGES, (getattr(family.load, "__module__", None) or "").split(".")[0]}
+    before = set(sys.modules)
+    try:
+        contents = family.load()
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if not top or top in own:
+            raise FamilyError(f"family {family.name!r}: loading it failed: {exc}") from exc
+        # A dependency ``requires`` does not name (one of theirs, a broken install).
+        _disable(registry, family, f"missing optional dependency {top!r}")
+        return
+    except FamilyError:
+        raise
+    except Exception as exc:
+        raise FamilyError(
+            f"family {family.name!r}: loading it failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    registry.modules += sorted(m for m in set(sys.modules) - before if m.split(".")[0] in own)
+    _register(family, contents, registry)
+
+
+def _problem(family: Family, message: str) -> FamilyError:
+    return FamilyError(f"family {family.name!r}: {message}")
+
+
+def _not_a(family: Family, what: str, value: object, expected: str) -> FamilyError:
+    return _problem(family, f"{what} is {is_a(value)}, not {expected}")
+
+
+def _items(family: Family, what: str, value: object) -> Sequence[Any]:
+    if not isinstance(value, tuple | list):
+        raise _not_a(family, what, value, "a tuple")
+    return value
+
+
+def _mapping(family: Family, what: str, value: object) -> Mapping[Any, Any]:
+    if not isinstance(value, Mapping):
+        raise _not_a(family, what, value, "a mapping")
+    return value
+
+
+def _own(registry: Registry, family: Family, what: str, identifier: str) -> None:
+    """``identifier`` must be in ``family``'s namespace, and no longer declared name's."""
+    found = owner(list(registry.families.values()), identifier)
+    if found is None:
+        name = family.name
+        raise _problem(
+            family, f"{what} {identifier!r} is outside its namespace ({name}, {name}/… or {name}.…)"
+        )
+    if found is not family:
+        raise _problem(
+            family,
+            f"{what} {identifier!r} belongs to family {found.name!r} (the longest declared name "
+            "it starts with)",
+        )
+
+
+def _register(family: Family, contents: object, registry: Registry) -> None:
+    if not isinstance(contents, Contents):
+        raise _not_a(family, "what load() returned", contents, "an environments.family.Contents")
+    envs: dict[str, Environment] = {}
+    for index, env in enumerate(_items(family, "environments", contents.environments)):
+        if not isinstance(env, Environment):
+            raise _not_a(family, f"environments[{index}]", env, "an Environment")
+        _check_env(family, env, registry, envs)
+        envs[env.spec.id] = env
+    unavailable = _unavailable(family, contents.unavailable, envs, registry)
+    registry.disabled.update(unavailable)
+    registry.envs.update(
+        (env_id, env) for env_id, env in envs.items() if EnvironmentId(env_id) not in unavailable
+    )
+    for verifier in _verifiers(family, contents.verifiers, registry):
+        if VerifierName(verifier.name) not in unavailable:
+            registry.verifiers[verifier.name] = verifier
+    for env_id, renderer in _mapping(family, "renderers", contents.renderers).items():
+        _check_renderer(family, env_id, renderer, envs)
+        if EnvironmentId(env_id) not in unavailable:
+            registry.renderers[env_id] = renderer
+    if contents.extension is not None:
+        if not isinstance(contents.extension, Extension):
+            raise _not_a(family, "extension", contents.extension, "an Extension")
+        registry.extensions[family.name] = contents.extension
+    if contents.search is not None:
+        if not isinstance(contents.search, SearchSpace):
+            raise _not_a(family, "search", contents.search, "a SearchSpace")
+        registry.searches[family.name] = contents.search
+
+
+def _verifiers(family: Family, declared: object, registry: Registry) -> list[Verifier]:
+    checked: list[Verifier] = []
+    for index, verifier in enumerate(_items(family, "verifiers", declared)):
+        if not isinstance(verifier, Verifier):
+            raise _not_a(family, f"verifiers[{index}]", verifier, "a Verifier")
+        _own(registry, family, "verifier", verifier.name)
+        if verifier.name in registry.verifiers or verifier.name in {v.name for v in checked}:
+            raise _problem(family, f"verifier {verifier.name!r} is declared twice")
+        checked.append(verifier)
+    return checked
+
+
+def _check_env(
+    family: Family, env: Environment, registry: Registry, earlier: Mapping[str, Environment]
+) -> None:
+    spec = env.spec
+    if not isinstance(spec.id, str) or not _ENV_ID.fullmatch(spec.id):
+        raise _problem(family, f"environment id {spec.id!r} is malformed")
+    _own(registry, family, "environment", spec.id)
+    if spec.id in earlier:
+        raise _problem(family, f"environment {spec.id!r} is declared twice")
+    # Declared twice (the spec and the declaration), so checked to agree.
+    if spec.family != family.name:
+        raise _problem(family, f"environment {spec.id!r} says its family is {spec.family!r}")
+    single_turn = isinstance(env, SingleTurnScoring)
+    if (spec.kind == "single_turn") != single_turn:
+        does = "scores" if single_turn else "does not score"
+        raise _problem(
+            family, f"environment {spec.id!r} is {spec.kind} but {does} a single response"
+        )
+
+
+def _check_renderer(
+    family: Family, env_id: object, renderer: object, envs: Mapping[str, Environment]
+) -> None:
+    if not isinstance(env_id, str) or env_id not in envs:
+        raise _problem(family, f"renderer for {env_id!r}: the family has no such environment")
+    if not isinstance(renderer, Renderer):
+        raise _not_a(family, f"renderers[{env_id!r}]", renderer, "a Renderer")
+    listed = envs[env_id].spec.actions_key
+    if isinstance(renderer, ListedActions) and renderer.key != listed:
+        raise _problem(
+            family,
+            f"renderer for {env_id!r} lists the actions of info[{renderer.key!r}], but the "
+            f"environment's spec names info[{listed!r}]",
+        )
+
+
+def _unavailable(
+    family: Family, declared: object, envs: Mapping[str, Environment], registry: Registry
+) -> dict[Withheld, Unavailable]:
+    withheld: dict[Withheld, Unavailable] = {}
+    for key, why in _mapping(family, "unavailable", declared).items():
+        if not isinstance(why, Unavailable):
+            raise _not_a(family, f"unavailable[{key!r}]", why, "an Unavailable")
+        if isinstance(key, VerifierName):
+            _own(registry, family, "verifier", key.name)
+        elif isinstance(key, EnvironmentId | OptionValue):
+            env_id = key.id if isinstance(key, EnvironmentId) else key.env
+            if env_id not in envs:
+                raise _problem(family, f"unavailable names {env_id!r}, none of its environments")
+            options = envs[env_id].spec.options_model.model_fields
+            if isinstance(key, OptionValue) and key.option not in options:
+                raise _problem(family, f"unavailable names {key}: {env_id!r} has no such option")
+        else:
+            expected = "an EnvironmentId, VerifierName or OptionValue"
+            raise _not_a(family, f"unavailable key {key!r}", key, expected)
+        withheld[key] = why
+    return withheld

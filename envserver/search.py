@@ -23,20 +23,16 @@ small budget) and judges each mutant:
 
 from __future__ import annotations
 
-import importlib
 import json
 import random
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from environments.search import Mutant, Probe, SearchSpace
 from envserver.redteam import NO_REWARD, Got, Target, score_case
-
-if TYPE_CHECKING:
-    from envserver.registry import Registry
 
 EPSILON = 1e-9
 POPULATION = 64
@@ -288,22 +284,3 @@ def _finding(
         slow = Got(got.status, got.reward, f"took {seconds:.1f} s to score: {got.detail}")
         return Finding("dodged", move, probe, slow, deserves)
     return None
-
-
-# --- where the families' search spaces are found ---------------------------------------------
-
-
-def spaces(registry: Registry, families: Mapping[str, str]) -> dict[str, SearchSpace]:
-    """The search space of each family in ``families`` (name -> module) that declares one."""
-    del registry
-    found: dict[str, SearchSpace] = {}
-    for name, module in families.items():
-        for candidate in (f"{module}.search", module):
-            try:
-                space = getattr(importlib.import_module(candidate), "SEARCH", None)
-            except ModuleNotFoundError:
-                continue
-            if isinstance(space, SearchSpace):
-                found[name] = space
-                break
-    return found

@@ -1,10 +1,12 @@
 """Run as ``python -m tests.fork_probe SECONDS``: what a pool's fork server does, watched.
 
-It imports every family as the fork server does (``discover``), recording every thread,
-process and socket started meanwhile (none may be: what the fork server starts does not survive
-into the workers forked from it), then forks as the pool does and runs the worker's warm-up in
-the child, which must finish within SECONDS. Prints one JSON line: the import-time side effects
-(what and where) and how the child ended; a child that hangs dumps every thread's stack.
+It loads every family as the server does before its fork server imports what they imported
+(``discover``), recording every thread, process and socket started meanwhile (none may be: what
+the fork server starts does not survive into the workers forked from it), then forks as the pool
+does and starts a worker in the child (``attach``: its registry and the families' resources,
+with no server sandbox) and runs its warm-up, which must finish within SECONDS. Prints one JSON
+line: the import-time side effects (what and where) and how the child ended; a child that hangs
+dumps every thread's stack.
 """
 
 from __future__ import annotations
@@ -44,9 +46,10 @@ def _imports() -> list[dict[str, str]]:
     subprocess.Popen.__init__ = _recording("process", originals[1])  # type: ignore[method-assign]
     socket.socket.__init__ = _recording("socket", originals[2])  # type: ignore[method-assign]
     try:
-        from envserver.registry import get_registry  # the import is what is watched
+        from envserver.config import Settings
+        from envserver.registry import discover  # the import is what is watched
 
-        get_registry()
+        discover(Settings().plugins)
     finally:
         threading.Thread.start = originals[0]  # type: ignore[method-assign]
         subprocess.Popen.__init__ = originals[1]  # type: ignore[method-assign]
@@ -55,10 +58,12 @@ def _imports() -> list[dict[str, str]]:
 
 
 def _warm_child(bound_s: float) -> None:  # pragma: no cover - runs in the forked child
-    from envserver.worker import warm_up
+    from envserver.config import Settings
+    from envserver.worker import attach, warm_up
 
     # A hang prints every thread's stack (to the inherited stderr) and ends the child.
     faulthandler.dump_traceback_later(bound_s, exit=True)
+    attach(None, "the fork probe runs no server sandbox", Settings())
     warm_up()
     faulthandler.cancel_dump_traceback_later()
     os._exit(0)

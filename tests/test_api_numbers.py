@@ -14,7 +14,7 @@ import httpx
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from envserver.registry import get_registry
+from envserver.registry import discover
 from verifiers.numbers import StrictNumbers
 
 PROBLEM = "application/problem+json"
@@ -108,7 +108,7 @@ def _numeric_fields(model: type[BaseModel]) -> list[str]:
 
 
 def _options_models() -> dict[str, type[BaseModel]]:
-    registry = get_registry()
+    registry = discover()
     models = {f"env {key}": env.spec.options_model for key, env in registry.envs.items()}
     models.update({f"verifier {key}": v.options_model for key, v in registry.verifiers.items()})
     return models

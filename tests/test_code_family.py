@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from environments.base import Environment
-from environments.code import ENVIRONMENTS
+from environments.code import FAMILY as DECLARED
 from environments.code.arithmetic import primes_up_to
 from environments.code.family import CodeTask, CodeTaskOptions, CodeTasks, draw_problem
 from environments.code.kinds import KINDS
@@ -33,6 +33,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 FORMATS: tuple[Format, ...] = ("stdin", "call", "assert")
 FAMILY = CodeTasks()
+
+ENVIRONMENTS = DECLARED.load().environments
 
 
 def _task(

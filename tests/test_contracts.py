@@ -20,14 +20,17 @@ import httpx
 import pytest
 
 from environments.base import Environment, ResetResult, SingleTurnScoring
+from environments.family import FamilyName
 from envserver import redteam
 from envserver.config import Settings
-from envserver.registry import Registry, discover, get_registry
+from envserver.families import declared
+from envserver.registry import Registry, discover
 from envserver.tokens import StateTokens
 from tests.server import ROOT
 from verifiers.tamarin.prover import find_prover
 
-REGISTRY = get_registry()
+# The families a server configured as this process is serves (tests/test_guide.py sets plugins).
+REGISTRY = discover(Settings().plugins)
 ENVS = sorted(REGISTRY.envs)
 VERIFIERS = sorted(REGISTRY.verifiers)
 JUNK = ("", "lorem ipsum dolor")
@@ -48,7 +51,7 @@ NEEDS_A_TOOL = {"tamarin.proof": lambda: find_prover() is None}
 # configured ones (tests/test_guide.py runs this file with the guide's).
 TEST_PLUGINS = ("tests.plugins.faulty", "tests.plugins.drawn", "tests.plugins.needs_missing")
 PLUGINS = tuple(dict.fromkeys([*Settings().plugins, *TEST_PLUGINS]))
-FAMILIES = {family.name: family for family in redteam.families(PLUGINS)}
+FAMILIES = {family.name: family for family in declared(PLUGINS)}
 MIN_CASES = 3
 
 
@@ -63,17 +66,19 @@ def dump(result: ResetResult) -> str:
 def test_every_family_loads_and_only_an_absent_tool_disables_anything() -> None:
     assert ENVS, "no environment registered"
     absent = {name for name, is_absent in NEEDS_A_TOOL.items() if is_absent()}
-    assert set(REGISTRY.disabled) <= absent, REGISTRY.disabled
+    assert {str(withheld) for withheld in REGISTRY.disabled} <= absent, REGISTRY.disabled
     for name, why in REGISTRY.disabled.items():
         assert why.reason and why.fix, name
 
 
 def test_a_missing_optional_dependency_disables_only_its_family() -> None:
     registry = discover(["tests.plugins.needs_missing"])
-    why = registry.disabled["tests.plugins.needs_missing"]
+    why = registry.disabled[FamilyName("test.needs_missing")]
     assert "envserver_tests_missing_dependency" in why.reason
-    assert why.fix == "pip install 'envserver[tests.plugins.needs_missing]'"
+    assert why.fix == "pip install 'envserver-tests-missing-dependency'"  # as declared
     assert set(registry.envs) == set(REGISTRY.envs)
+    # Its ids answer with its reason, not "unknown" (its namespace is declared).
+    assert registry.disabled_reason("test.needs_missing/any") == why
 
 
 @pytest.mark.parametrize("verifier", VERIFIERS)
@@ -156,8 +161,9 @@ def _dumps_in_fresh_process() -> dict[str, list[str]]:
     code = (
         "import json, sys\n"
         "from dataclasses import asdict\n"
-        "from envserver.registry import get_registry\n"
-        "envs = get_registry().envs\n"
+        "from envserver.config import Settings\n"
+        "from envserver.registry import discover\n"
+        "envs = discover(Settings().plugins).envs\n"
         "print(json.dumps({name: [json.dumps(asdict(env.reset(s, env.spec.options_model())), "
         f"sort_keys=True) for s in {SEEDS!r}] for name, env in envs.items()}}))\n"
     )

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from envserver.registry import get_registry
+from envserver.registry import discover
 
 DEPTH = 10_000
 SHAPES = {
@@ -32,7 +32,7 @@ WRAPPINGS = {
     "purchase": '{{"product": {}, "price": 1, "options": {{}}}}',
     "code": "```python\nx = {}\n```",
 }
-REGISTRY = get_registry()
+REGISTRY = discover()
 VERIFIERS = sorted(name for name, v in REGISTRY.verifiers.items() if v.example is not None)
 
 

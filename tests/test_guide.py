@@ -1,5 +1,6 @@
-"""CONTRIBUTING.md's "Adding a family" examples, run as written: each code block becomes a plugin
-module, and the contract tests that pick up every family run on it, over a live server too."""
+"""CONTRIBUTING.md's "Adding a family" examples, run as written: each code block (a family as one
+declaration) becomes a plugin module, and the contract tests that pick up every family run on it,
+over a live server too."""
 
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ def write_examples(folder: Path) -> dict[str, str]:
 def test_the_contract_tests_pick_up_the_guides_families(tmp_path: Path) -> None:
     env = {**os.environ, **write_examples(tmp_path)}
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "guide",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "reverse or guess",
          "tests/test_contracts.py"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
@@ -54,11 +55,11 @@ def test_the_guides_families_are_served(tmp_path: Path) -> None:
     with make_server(tmp_path / "server", **write_examples(tmp_path)) as server:
         http = httpx.Client(base_url=server.base_url, timeout=30)
         catalogue = http.get("/v1/envs").json()
-        assert {"guide/reverse", "guide/guess"} <= {e["id"] for e in catalogue["envs"]}
-        reset = http.post("/v1/envs/guide/reverse/reset", json={"seed": 7, "options": {"words": 2}})
+        assert {"reverse", "guess"} <= {e["id"] for e in catalogue["envs"]}
+        reset = http.post("/v1/envs/reverse/reset", json={"seed": 7, "options": {"words": 2}})
         assert reset.status_code == 200, reset.text
         task_id = reset.json()["task_id"]
-        assert task_id == "guide/reverse@1/7?words=2"
+        assert task_id == "reverse@1/7?words=2"
         text = reset.json()["observation"].split(": ", 1)[1].splitlines()[0]
         items = [
             {"task_id": task_id, "response": f"Answer: {text[::-1]}"},
@@ -72,17 +73,17 @@ def test_the_guides_families_are_served(tmp_path: Path) -> None:
             ("invalid", 0.0),
         ]
         # The multi-turn one, played by bisection from its hints.
-        state = http.post("/v1/envs/guide/guess/reset", json={"seed": 3}).json()["state"]
+        state = http.post("/v1/envs/guess/reset", json={"seed": 3}).json()["state"]
         low, high = 1, 100
         for _ in range(10):
             guess = (low + high) // 2
             step = http.post(
-                "/v1/envs/guide/guess/step", json={"state": state, "action": str(guess)}
+                "/v1/envs/guess/step", json={"state": state, "action": str(guess)}
             ).json()
             state = step["state"]
             if step["terminated"]:
                 break
             low, high = (guess + 1, high) if step["observation"] == "Higher." else (low, guess - 1)
         assert step["terminated"] and step["reward"] == 1.0
-        finished = http.post("/v1/envs/guide/guess/step", json={"state": state, "action": "1"})
+        finished = http.post("/v1/envs/guess/step", json={"state": state, "action": "1"})
         assert finished.status_code == 409

@@ -29,7 +29,7 @@ from clients.retry import RetryPolicy
 from envserver import ray_serve
 from envserver.config import Settings
 from envserver.ray_cluster import RayCluster
-from envserver.registry import get_registry
+from envserver.registry import discover
 from tests.server import ROOT
 from tests.test_contracts import (
     test_the_served_environment_is_the_registered_one as contract_served_environment,
@@ -45,7 +45,7 @@ pytestmark = pytest.mark.timeout(900)
 SECRET = "ray-serve-test-secret-0123456789abcdef"
 EPISODE_ENV = "alfworld"  # multi-turn, several expert steps per episode
 REPLICA = "x-envserver-replica"
-REGISTRY = get_registry()
+REGISTRY = discover()
 ENVS = sorted(REGISTRY.envs)
 # A replica that dies mid-request surfaces as a refused or cut connection or a 5xx from Serve's
 # proxy; the client repeats (every v1 call is idempotent) until another replica answers.

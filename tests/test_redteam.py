@@ -1,5 +1,6 @@
-"""The red-team suites' mechanism: the format and its errors, where suites are found, the
-judge, ``envserver audit`` in process and against a live server (every family with a suite).
+"""The red-team suites' mechanism: the format and its errors, where suites are found (each
+family's declaration names its own), the judge, ``envserver audit`` in process and against a
+live server (every family with a suite).
 
 Each family's own suite is checked in process by tests/test_contracts.py."""
 
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from envserver import redteam
+from envserver.families import declared
 from envserver.redteam import Case, Got, SuiteError
 from tests.conftest import RESTRICTED_KEY, TEST_SERVER_ENV
 from tests.server import ROOT, LiveServer
@@ -101,17 +103,16 @@ expect = "no_win"
 
 
 def test_a_package_keeps_its_suite_inside_and_a_module_beside_itself() -> None:
-    assert redteam.suite_path("environments.code") == ROOT / "environments/code/redteam.toml"
-    assert redteam.suite_path("tests.plugins.faulty") == (
-        ROOT / "tests/plugins/faulty.redteam.toml"
-    )
-    # Found without importing the module: this one cannot be imported at all.
-    assert redteam.suite_path("tests.plugins.needs_missing") == (
-        ROOT / "tests/plugins/needs_missing.redteam.toml"
-    )
-    assert redteam.suite_path("no_such_module_anywhere") is None
-    names = [family.name for family in redteam.families(["tests.plugins.drawn"])]
-    assert {"code", "sbol", "tamarin", "alfworld", "tests.plugins.drawn"} <= set(names)
+    suites = {
+        family.name: family.suite
+        for family in declared(["tests.plugins.faulty", "tests.plugins.needs_missing"])
+    }
+    assert suites["code"] == ROOT / "environments/code/redteam.toml"
+    assert suites["test"] == ROOT / "tests/plugins/faulty.redteam.toml"
+    # Named by the declaration of a family that cannot load here.
+    assert suites["test.needs_missing"] == ROOT / "tests/plugins/needs_missing.redteam.toml"
+    assert {"code", "sbol", "tamarin", "alfworld"} <= set(suites)
+    assert all(suite is not None and suite.is_file() for suite in suites.values()), suites
 
 
 def case(expect: str, **fields: object) -> Case:
@@ -160,6 +161,9 @@ def test_select_by_family_or_by_target() -> None:
 
 
 PLUGIN = """
+from pathlib import Path
+
+from environments.family import Contents, Family
 from verifiers.base import Verifier
 from verifiers.score import Score
 
@@ -171,6 +175,11 @@ def check(response, reference, options):
 
 
 VERIFIER = Verifier("rt.exact", "1", "Exact match after stripping.", check)
+FAMILY = Family(
+    name="rt",
+    load=lambda: Contents(verifiers=(VERIFIER,)),
+    suite=Path(__file__).with_suffix(".redteam.toml"),
+)
 """
 
 
@@ -201,20 +210,20 @@ def test_audit_in_process_fails_on_a_broken_case_and_says_which(tmp_path: Path) 
         f'[[case]]\nname = "{n}"\nwhy = "{w}"\nverifier = "rt.exact"\nreference = "7"\n'
         f'response = "{r}"\nexpect = "{e}"\n\n' for n, w, r, e in cases
     ), "rt_plugin.redteam.toml")  # fmt: skip
-    run = audit("--env", "rt_plugin", "--json", pythonpath=tmp_path, ENVSERVER_PLUGINS="rt_plugin")
+    run = audit("--env", "rt", "--json", pythonpath=tmp_path, ENVSERVER_PLUGINS="rt_plugin")
     assert run.returncode == EXIT_AUDIT_FAILED, run.stdout + run.stderr
     verdicts = {r["case"]: r["verdict"] for r in json.loads(run.stdout)["results"]}
     assert verdicts == {"padded": "pass", "wrong": "pass", "claimed": "fail", "raises": "fail"}
-    table = audit("--env", "rt_plugin", pythonpath=tmp_path, ENVSERVER_PLUGINS="rt_plugin")
+    table = audit("--env", "rt", pythonpath=tmp_path, ENVSERVER_PLUGINS="rt_plugin")
     assert table.returncode == EXIT_AUDIT_FAILED
-    assert "rt_plugin (" in table.stdout and "2 passed, 2 failed, 0 skipped" in table.stdout
+    assert "rt (" in table.stdout and "2 passed, 2 failed, 0 skipped" in table.stdout
     assert "RuntimeError: broken" in table.stdout
 
 
 def test_audit_refuses_a_malformed_suite_and_an_unknown_selection(tmp_path: Path) -> None:
     (tmp_path / "rt_plugin.py").write_text(PLUGIN)
     write(tmp_path, GOOD.replace('expect = "zero"', 'expect = "zilch"'), "rt_plugin.redteam.toml")
-    run = audit("--env", "rt_plugin", pythonpath=tmp_path, ENVSERVER_PLUGINS="rt_plugin")
+    run = audit("--env", "rt", pythonpath=tmp_path, ENVSERVER_PLUGINS="rt_plugin")
     assert run.returncode == 2
     assert "rt_plugin.redteam.toml: case 1 ('wrong'): expect" in run.stderr
     unknown = audit("--env", "no-such-family")
@@ -229,12 +238,10 @@ def test_audit_over_http_runs_every_familys_suite(live_server: LiveServer) -> No
     report = json.loads(run.stdout)
     audited = {r["family"] for r in report["results"]}
     shipped = {
-        f.name
-        for f in redteam.families(plugins.split(","))
-        if f.suite is not None and f.suite.is_file()
+        f.name for f in declared(plugins.split(",")) if f.suite is not None and f.suite.is_file()
     }
     assert audited == shipped
-    assert {"code", "sbol", "tamarin", "alfworld", "tests.plugins.faulty"} <= audited
+    assert {"code", "sbol", "tamarin", "alfworld", "test"} <= audited
     # Without a prover the server answers 503 for a theory it did not record: that case is
     # skipped with the reason (as the in-process audit skips it); every other case passes.
     needs_prover = (
@@ -243,7 +250,7 @@ def test_audit_over_http_runs_every_familys_suite(live_server: LiveServer) -> No
     verdicts = {(r["family"], r["case"]): r["verdict"] for r in report["results"]}
     assert all(v == ("skip" if c in needs_prover else "pass") for c, v in verdicts.items()), report
     assert set(report["without_suite"]) == {
-        f.name for f in redteam.families(plugins.split(",")) if f.name not in shipped
+        f.name for f in declared(plugins.split(",")) if f.name not in shipped
     }
 
 
@@ -261,17 +268,23 @@ def test_audit_over_http_skips_what_the_server_cannot_serve(restricted_server: L
 
 
 def test_finding_and_loading_suites_imports_no_family() -> None:
-    # The client-side audit stays light: the families and the server load only in process mode.
+    # The client-side audit stays light: it reads the declarations (each family package and
+    # environments.family, nothing more); the families and the server load only in process mode.
     code = (
         "import sys\n"
         "import clients.cli, clients.audit, envserver.cli\n"
         "from envserver import redteam\n"
-        "suites, _ = redteam.load_suites(redteam.families(['tests.plugins.drawn']))\n"
-        "assert len(suites) >= 5, suites\n"
-        "heavy = ('envserver.registry', 'environments.', 'verifiers.', 'sandbox', 'fastapi',\n"
-        "         'tests.plugins.drawn')\n"
+        "from envserver.families import declared\n"
+        "families = declared()\n"
+        "suites, _ = redteam.load_suites(families)\n"
+        "assert len(suites) >= 9, suites\n"
+        "declarations = {'environments', 'environments.family'}\n"
+        "declarations |= {f'environments.{family.name}' for family in families}\n"
+        "heavy = ('envserver.registry', 'environments', 'verifiers.', 'sandbox', 'fastapi',\n"
+        "         'sympy', 'z3', 'pyslang', 'sbol3', 'ortools', 'sqlalchemy', 'spacy', 'bm25s')\n"
         "light = ('verifiers.numbers',)  # the wire schemas' number rules, pydantic alone\n"
-        "print(sorted(m for m in sys.modules if m.startswith(heavy) and m not in light))\n"
+        "print(sorted(m for m in sys.modules\n"
+        "             if m.startswith(heavy) and m not in (*light, *declarations)))\n"
     )
     run = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,

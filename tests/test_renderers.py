@@ -1,16 +1,19 @@
-"""Renderers are found in the families' packages and checked there; their templates load in the
-playground's template environment."""
+"""Renderers come with their families' declarations and are checked there; their templates load
+in the playground's template environment."""
 
 from __future__ import annotations
 
 import re
+import sys
 import types
 from pathlib import Path
 
 import pytest
 
+from environments.family import Contents, Family, FamilyError
+from environments.renderer import ListedActions, Renderer
 from envserver.playground import page_templates
-from envserver.registry import Registry, _collect, discover
+from envserver.registry import discover
 from tests.plugins import drawn
 
 
@@ -25,26 +28,41 @@ def test_renderers_are_discovered_with_their_environments() -> None:
     templates.get_template("play/episode.html")
 
 
-def module(**exports: object) -> types.ModuleType:
+def plugin(monkeypatch: pytest.MonkeyPatch, renderers: dict[str, object]) -> str:
+    """A plugin module of the counter family with these renderers; its name."""
     fake = types.ModuleType("fake_family")
-    for name, value in exports.items():
-        setattr(fake, name, value)
-    return fake
+    contents = Contents(environments=(drawn.CounterEnv(),), renderers=renderers)  # type: ignore[arg-type]
+    fake.FAMILY = Family(name="test.counter", load=lambda: contents)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, fake.__name__, fake)
+    return fake.__name__
 
 
-def test_a_renderer_for_no_environment_or_without_its_parts_is_a_bug() -> None:
-    with pytest.raises(ValueError, match="no such environment"):
-        _collect(module(RENDERERS={"nowhere": drawn.CounterRenderer()}), "fake", Registry())
-    with pytest.raises(ValueError, match="lacks templates"):
-        _collect(
-            module(ENVIRONMENTS=drawn.ENVIRONMENTS, RENDERERS={"test.counter": object()}),
-            "fake",
-            Registry(),
-        )
-    twice = Registry()
-    _collect(module(ENVIRONMENTS=drawn.ENVIRONMENTS, RENDERERS=drawn.RENDERERS), "fake", twice)
-    with pytest.raises(ValueError, match="a second one"):
-        _collect(module(RENDERERS=drawn.RENDERERS), "fake", twice)
+@pytest.mark.parametrize(
+    ("renderers", "error"),
+    [
+        ({"nowhere": drawn.CounterRenderer()}, "renderer for 'nowhere': the family has no such"),
+        ({"test.counter": object()}, r"renderers\['test.counter'\] is an object, not a Renderer"),
+        # The counter lists no actions in its spec: a renderer of listed actions disagrees.
+        (
+            {"test.counter": ListedActions("valid_actions")},
+            r"renderer for 'test.counter' lists .* spec names info\[None\]",
+        ),
+    ],
+)
+def test_a_renderer_for_no_environment_or_without_its_parts_is_a_bug(
+    monkeypatch: pytest.MonkeyPatch, renderers: dict[str, object], error: str
+) -> None:
+    with pytest.raises(FamilyError, match=f"^family 'test.counter': {error}"):
+        discover([plugin(monkeypatch, renderers)])
+
+
+def test_a_listed_actions_renderer_is_the_one_its_spec_names() -> None:
+    # Declared twice (Tamarin's spec and its renderer): the registry checks that they agree.
+    registry = discover()
+    for env_id, renderer in registry.renderers.items():
+        assert isinstance(renderer, Renderer)
+        if isinstance(renderer, ListedActions):
+            assert renderer.key == registry.envs[env_id].spec.actions_key
 
 
 CORE = Path(__file__).resolve().parents[1] / "envserver"

@@ -15,7 +15,7 @@ import httpx
 import yaml
 
 from envserver.metrics import SKETCH_ITEMS, ResponseSketch
-from envserver.registry import get_registry
+from envserver.registry import discover
 from envserver.service import Service
 from tests.server import ROOT, LiveServer
 
@@ -49,7 +49,7 @@ def test_a_long_response_costs_its_ends_only_and_differs_by_length() -> None:
 
 
 def test_labels_stay_bounded_for_environments_that_come_and_go() -> None:
-    service = cast(Service, SimpleNamespace(registry=get_registry()))
+    service = cast(Service, SimpleNamespace(registry=discover()))
     assert Service.label(service, "math") == "math"
     assert Service.label(service, "sva.equivalence") == "sva.equivalence"
     assert Service.label(service, "evo/zero_one_knapsack") == "evo/*"

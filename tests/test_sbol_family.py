@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("sbol3", reason="the sbol extra is not installed")
 
 from environments.base import EnvironmentInputError
-from environments.sbol import ENVIRONMENTS, program
+from environments.sbol import FAMILY, program
 from environments.sbol.bench import bench_task_ids, family_for
 from environments.sbol.circuits import GATE_TABLES, draw
 from environments.sbol.evaluate import Attempt, aggregate, format_report
@@ -41,6 +41,8 @@ L5_CHECKS = {
     "exact": "the regulatory graph differs from the intended one",
     "isomorphic": "the topology differs",
 }
+
+ENVIRONMENTS = FAMILY.load().environments
 
 
 def _task(family: Any, circuit: str, seed: int, **options: Any) -> SbolTask:

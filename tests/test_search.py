@@ -22,12 +22,14 @@ from environments.search import Mutant, Probe
 from envserver import redteam
 from envserver.config import Settings
 from envserver.registry import Registry, discover
-from envserver.search import Report, search, spaces
+from envserver.search import Report, search
 from tests.conftest import make_server
 from tests.plugins import loopholes
 from tests.server import ROOT
 
 PLUGIN = "tests.plugins.loopholes"
+CONTROL = "test.loopholes"
+"""The control family's name (its declaration's)."""
 CLASSES = {*loopholes.PLANTED, "vacuous"}
 CI_BUDGET_S = float(os.environ.get("ENVSERVER_SEARCH_BUDGET_S", "20"))
 """Seconds per shipped family in CI; ``make audit-search`` sets more."""
@@ -44,7 +46,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
 
 
 def control(target: redteam.Target) -> Report:
-    return search(PLUGIN, loopholes.SEARCH, target, budget_s=120, seed=7, max_tries=CONTROL_TRIES)
+    return search(CONTROL, loopholes.SEARCH, target, budget_s=120, seed=7, max_tries=CONTROL_TRIES)
 
 
 def paid_targets(report: Report) -> set[str]:
@@ -70,7 +72,7 @@ def test_the_search_finds_every_planted_loophole_over_http(tmp_path: Path) -> No
 
 def test_a_search_is_replayed_by_its_seed(registry: Registry) -> None:
     first, second = (
-        search(PLUGIN, loopholes.SEARCH, redteam.InProcess(registry), budget_s=60, seed=3,
+        search(CONTROL, loopholes.SEARCH, redteam.InProcess(registry), budget_s=60, seed=3,
                max_tries=400)
         for _ in range(2)
     )  # fmt: skip
@@ -96,17 +98,17 @@ def test_generic_moves_settle_what_they_can() -> None:
 def test_the_cli_fails_on_a_finding_and_reports_it_as_json() -> None:
     env = {**os.environ, "ENVSERVER_PLUGINS": PLUGIN, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "envserver.cli", "audit", "--search", "--env", PLUGIN,
+        [sys.executable, "-m", "envserver.cli", "audit", "--search", "--env", CONTROL,
          "--budget-s", "2", "--seed", "5", "--json"],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 4, done.stderr
     (family,) = json.loads(done.stdout)["families"]
-    assert family["family"] == PLUGIN and family["paid"]["total"] > 0
+    assert family["family"] == CONTROL and family["paid"]["total"] > 0
     assert {example["move"] for example in family["examples"]} <= CLASSES
 
 
-SHIPPED = spaces(discover(), {f.name: f.module for f in redteam.families()})
+SHIPPED = discover().searches
 
 
 @pytest.mark.parametrize("family", sorted(SHIPPED))

@@ -71,9 +71,9 @@ def _step(http: httpx.Client, env_id: str, state: Any, action: str) -> dict[str,
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_reference_scores_one_over_http(env_id: str, base_url: str) -> None:
-    from envserver.registry import get_registry
+    from envserver.registry import discover
 
-    env = get_registry().envs[env_id]
+    env = discover().envs[env_id]
     with httpx.Client(base_url=base_url, timeout=60) as http:
         for seed in (4, 5):
             reset = _reset(http, env_id, seed)

@@ -53,9 +53,9 @@ def _tasks(env_id: str) -> list[tuple[int, Task]]:
 
 
 def _env(env_id: str) -> SingleTurnEnvironment:
-    from envserver.registry import get_registry
+    from envserver.registry import discover
 
-    env = get_registry().env(env_id)
+    env = discover().env(env_id)
     assert isinstance(env, SingleTurnEnvironment)
     return env
 

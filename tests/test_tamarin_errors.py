@@ -10,13 +10,13 @@ import pytest
 
 from clients.http import EnvServerClient
 from clients.proof_search import greedy, mcts
-from environments.tamarin import ENVIRONMENTS
+from environments.tamarin import FAMILY
 from environments.tamarin.interactive import ExistingServer, InteractiveBackend
 from environments.tamarin.provers import SHIPPED, Provers, provers
 from envserver.wire import ResetResponse
 from tests.tamarin_fake import ReplayServer, read_transcript
 
-ENV = next(env for env in ENVIRONMENTS if env.spec.id == "tamarin/proof")
+ENV = next(env for env in FAMILY.load().environments if env.spec.id == "tamarin/proof")
 TRANSCRIPT = "tutorial_interactive_greedy.jsonl"
 
 

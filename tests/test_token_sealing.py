@@ -23,7 +23,7 @@ import pytest
 from environments.alfworld.family import AlfWorldEnv, AlfWorldOptions
 from environments.webshop.engine import EpisodeState
 from environments.webshop.family import WebShopOptions
-from envserver.registry import get_registry
+from envserver.registry import discover
 from envserver.tokens import StateTokens
 from tests.conftest import make_server
 from tests.server import LiveServer
@@ -32,6 +32,8 @@ from tests.webshop_support import server_env, small_config, small_env
 SECRET = "sealing-test-secret-0123456789"
 ROTATED = "sealing-test-rotated-secret-9876"
 tokens = StateTokens([SECRET.encode()], max_state_bytes=1 << 22)
+
+REGISTRY = discover()
 
 
 def _inflations(data: bytes) -> Iterator[bytes]:
@@ -189,9 +191,9 @@ def test_a_webshop_step_tokens_length_follows_the_clients_own_actions() -> None:
     assert all(len(found) == 1 for found in lengths.values()), lengths
 
 
-@pytest.mark.parametrize("env_id", sorted(get_registry().envs))
+@pytest.mark.parametrize("env_id", sorted(REGISTRY.envs))
 def test_no_family_token_reveals_any_text_of_its_state(env_id: str) -> None:
-    env = get_registry().envs[env_id]
+    env = REGISTRY.envs[env_id]
     state = env.reset(7, env.spec.options_model()).state
     texts = sorted({s for s in string_leaves(state) if len(s) >= 6})
     token = tokens.issue(env.spec.id, env.spec.version, state)

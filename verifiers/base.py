@@ -17,9 +17,10 @@ class Unavailable:
     """Why a verifier or environment can serve nothing on this server, and what would fix it
     (the extra to install, the variable to set, the binary to put on PATH).
 
-    A family module exports ``UNAVAILABLE: dict[str, Unavailable]`` (keyed by environment id or
-    verifier name) for what it defines but cannot serve here; the server lists those under
-    ``disabled`` in its catalogue and answers 503 with this reason and fix when they are asked for.
+    A family's declaration lists what it defines but cannot serve here
+    (``environments.family.Contents.unavailable``, keyed by typed ids); the server lists those
+    under ``disabled`` in its catalogue and answers 503 with this reason and fix when they are
+    asked for.
     """
 
     reason: str

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from environments.family import Contents, Family
 from environments.single_turn import SingleTurnEnvironment, Task, TaskFamily
 from verifiers.base import Verifier
 from verifiers.score import Score
@@ -52,4 +53,9 @@ class LetterTasks(TaskFamily):
         return "a" * WINDOW
 
 
-ENVIRONMENTS = (SingleTurnEnvironment(LetterTasks()),)
+FAMILY = Family(
+    name="bench",
+    load=lambda: Contents(
+        environments=(SingleTurnEnvironment(LetterTasks()),), verifiers=(VERIFIER,)
+    ),
+)

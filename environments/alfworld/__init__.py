@@ -3,27 +3,37 @@ released ones, played by a native engine proven identical to ALFWorld's own or b
 engine itself."""
 
 import importlib.util
+from pathlib import Path
 
-from environments.alfworld.family import AlfWorldEnv
-from environments.alfworld.page import PageRenderer
-from verifiers.base import Unavailable
+from environments.family import Contents, Family, OptionValue
 
-ENVIRONMENTS = (AlfWorldEnv(),)
-RENDERERS = {"alfworld": PageRenderer()}
 
-# ALFWorld's own engine is an opt-in extra (it builds Fast Downward from source): where it is
-# absent the catalogue says so, with the line that installs it; the native engine serves anyway.
-_ENGINE = ("alfworld", "textworld", "fast_downward")
-_MISSING = [name for name in _ENGINE if importlib.util.find_spec(name) is None]
-UNAVAILABLE: dict[str, Unavailable] = (
-    {
-        "alfworld?engine=textworld": Unavailable(
-            f"ALFWorld's own engine is not installed ({', '.join(_MISSING)} missing); the "
-            "native engine serves every generated game",
-            "pip install 'envserver[alfworld]'",
-        )
-    }
-    if _MISSING
-    else {}
+def _contents() -> Contents:
+    from environments.alfworld.family import AlfWorldEnv
+    from environments.alfworld.page import PageRenderer
+    from verifiers.base import Unavailable
+
+    env = AlfWorldEnv()
+    # ALFWorld's own engine is an opt-in extra (it builds Fast Downward from source): where it is
+    # absent the catalogue says so, with the line that installs it; the native engine serves
+    # every generated game anyway.
+    engine = ("alfworld", "textworld", "fast_downward")
+    missing = [name for name in engine if importlib.util.find_spec(name) is None]
+    textworld = Unavailable(
+        f"ALFWorld's own engine is not installed ({', '.join(missing)} missing); the native "
+        "engine serves every generated game",
+        "pip install 'envserver[alfworld]'",
+    )
+    return Contents(
+        environments=(env,),
+        renderers={env.spec.id: PageRenderer()},
+        unavailable={OptionValue(env.spec.id, "engine", "textworld"): textworld} if missing else {},
+    )
+
+
+FAMILY = Family(
+    name="alfworld",
+    load=_contents,
+    suite=Path(__file__).with_name("redteam.toml"),
+    tools="environments.alfworld.cli",
 )
-"""The textworld engine (and with it ALFWorld's released games) when its extra is absent."""

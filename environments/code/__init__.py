@@ -1,6 +1,16 @@
 """The ``code`` family: seeded programming problems with hidden tests, scored in the sandbox."""
 
-from environments.code.family import CodeTasks
-from environments.single_turn import SingleTurnEnvironment
+from pathlib import Path
 
-ENVIRONMENTS = (SingleTurnEnvironment(CodeTasks()),)
+from environments.family import Contents, Family
+
+
+def _contents() -> Contents:
+    from environments.code.family import CodeTasks
+    from environments.single_turn import SingleTurnEnvironment
+    from verifiers.code import VERIFIER
+
+    return Contents(environments=(SingleTurnEnvironment(CodeTasks()),), verifiers=(VERIFIER,))
+
+
+FAMILY = Family(name="code", load=_contents, suite=Path(__file__).with_name("redteam.toml"))

@@ -1,6 +1,22 @@
 """The ``math`` family: seeded procedural problems with exact answers, scored by math-verify."""
 
-from environments.math.family import MathTasks
-from environments.single_turn import SingleTurnEnvironment
+from pathlib import Path
 
-ENVIRONMENTS = (SingleTurnEnvironment(MathTasks()),)
+from environments.family import Contents, Family
+
+
+def _contents() -> Contents:
+    from environments.math.family import MathTasks
+    from environments.single_turn import SingleTurnEnvironment
+    from verifiers.math import VERIFIER
+
+    return Contents(environments=(SingleTurnEnvironment(MathTasks()),), verifiers=(VERIFIER,))
+
+
+FAMILY = Family(
+    name="math",
+    load=_contents,
+    requires=("math_verify", "sympy"),
+    install="envserver[math]",
+    suite=Path(__file__).with_name("redteam.toml"),
+)

@@ -4,18 +4,35 @@ property equivalence (``verifiers.sva``): FVEval's NL2SVA-Human and -Machine set
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from environments.single_turn import SingleTurnEnvironment, TaskFamily
-from environments.sva.family import GeneratedFamily, Nl2SvaDataset
-from environments.sva.loader import SPLITS, unavailable
-from verifiers.base import Unavailable
+from environments.family import Contents, EnvironmentId, Family
 
-_FAMILIES: tuple[TaskFamily[Any], ...] = (GeneratedFamily(), *(Nl2SvaDataset(s) for s in SPLITS))
-ENVIRONMENTS = tuple(SingleTurnEnvironment(family) for family in _FAMILIES)
-_WHY = unavailable()
-UNAVAILABLE: dict[str, Unavailable] = (
-    {} if _WHY is None else {f"sva/nl2sva-{split}": _WHY for split in SPLITS}
+
+def _contents() -> Contents:
+    from environments.single_turn import SingleTurnEnvironment, TaskFamily
+    from environments.sva.family import GeneratedFamily, Nl2SvaDataset
+    from environments.sva.loader import SPLITS, unavailable
+    from verifiers.sva import VERIFIERS
+
+    families: tuple[TaskFamily[Any], ...] = (
+        GeneratedFamily(),
+        *(Nl2SvaDataset(split) for split in SPLITS),
+    )
+    why = unavailable()
+    return Contents(
+        environments=tuple(SingleTurnEnvironment(family) for family in families),
+        verifiers=VERIFIERS,
+        # The FVEval sets when the configured data cannot be read (the generator serves anyway).
+        unavailable={} if why is None else {EnvironmentId(f"sva/nl2sva-{s}"): why for s in SPLITS},
+    )
+
+
+FAMILY = Family(
+    name="sva",
+    load=_contents,
+    requires=("pyslang", "z3"),
+    install="envserver[sva]",
+    suite=Path(__file__).with_name("redteam.toml"),
 )
-"""The FVEval sets when the configured data cannot be read (the registry lists them as
-disabled; the generator is served either way)."""

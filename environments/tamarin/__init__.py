@@ -1,13 +1,39 @@
 """The ``tamarin`` family: proof search in the Tamarin security-protocol prover."""
 
-from environments.renderer import ListedActions
-from environments.tamarin.family import TamarinProofEnv
-from environments.tamarin.provers import unavailable
-from verifiers.base import Unavailable
+from pathlib import Path
 
-ENVIRONMENTS = (TamarinProofEnv(),)
-_WHY = unavailable()
-UNAVAILABLE: dict[str, Unavailable] = {} if _WHY is None else {"tamarin/proof": _WHY}
-"""What of the family this server cannot serve (the registry lists it under ``disabled``)."""
-RENDERERS = {"tamarin/proof": ListedActions("valid_actions")}
-"""The playground offers the proof methods a step can take as buttons."""
+from environments.family import Contents, EnvironmentId, Family, VerifierName, Withheld
+
+
+def _contents() -> Contents:
+    from environments.renderer import ListedActions
+    from environments.tamarin.family import TamarinProofEnv
+    from environments.tamarin.provers import unavailable
+    from verifiers.base import Unavailable
+    from verifiers.tamarin import INSTALL_FIX, VERIFIER
+    from verifiers.tamarin.prover import locate_prover
+
+    env = TamarinProofEnv()
+    withheld: dict[Withheld, Unavailable] = {}
+    if (why := unavailable()) is not None:
+        withheld[EnvironmentId(env.spec.id)] = why
+    if locate_prover() is None:  # a look on PATH, not a run (this may be the fork server)
+        withheld[VerifierName(VERIFIER.name)] = Unavailable(
+            "no tamarin-prover binary on this server (the check replays the proof in it)",
+            INSTALL_FIX,
+        )
+    return Contents(
+        environments=(env,),
+        verifiers=(VERIFIER,),
+        # The playground offers the proof methods a step can take as buttons.
+        renderers={env.spec.id: ListedActions(str(env.spec.actions_key))},
+        unavailable=withheld,
+    )
+
+
+FAMILY = Family(
+    name="tamarin",
+    load=_contents,
+    suite=Path(__file__).with_name("redteam.toml"),
+    tools="environments.tamarin.cli",
+)

@@ -24,6 +24,7 @@ from environments.base import (
     ResetResult,
     StepResult,
 )
+from environments.family import Contents, Family
 from environments.renderer import Turn
 from verifiers.score import Score
 
@@ -113,5 +114,10 @@ class CounterRenderer:
         return {"svg": svg, "n": state["n"], "note": state["note"]}
 
 
-ENVIRONMENTS = (CounterEnv(),)
-RENDERERS = {"test.counter": CounterRenderer()}
+FAMILY = Family(
+    name="test.counter",
+    load=lambda: Contents(
+        environments=(CounterEnv(),), renderers={"test.counter": CounterRenderer()}
+    ),
+    suite=Path(__file__).with_suffix(".redteam.toml"),
+)

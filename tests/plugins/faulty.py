@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
+from environments.family import Contents, Family
 from verifiers.base import Verifier
 from verifiers.score import Score
 
@@ -44,4 +46,9 @@ VERIFIERS = (
     Verifier("test.crash", "1", "Kills its worker on 'crash'.", _crash),
     Verifier("test.spin", "1", "Spins forever on 'spin'.", _spin, timeout_s=1.0),
     Verifier("test.raise", "1", "Always raises.", _raise),
+)
+FAMILY = Family(
+    name="test",
+    load=lambda: Contents(verifiers=VERIFIERS),
+    suite=Path(__file__).with_suffix(".redteam.toml"),
 )

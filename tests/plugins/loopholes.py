@@ -2,7 +2,7 @@
 class, beside a sound twin, so ``envserver audit --search`` is shown to find what it looks for
 (a search that finds nothing on main means something only if it finds these).
 
-The task: answer with the reference number, alone. ``test.sound`` pays exactly that.
+The task: answer with the reference number, alone. ``test.loopholes.sound`` pays exactly that.
 ``test.loopholes`` pays it too, and also, one planted mistake per class:
 
 - several: the right number on the last line, whatever came before it;
@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from environments.family import Contents, Family
 from environments.mutators import text_moves
 from environments.search import Move, Mutant, Probe, SearchSpace
 from verifiers.base import Verifier
@@ -88,7 +89,7 @@ def _planted(response: str, reference: Any, options: Any) -> Score:
 
 
 SOUND = Verifier(
-    name="test.sound",
+    name="test.loopholes.sound",
     version="1",
     description="The reference number alone (a test family).",
     check=_sound,
@@ -133,4 +134,8 @@ SEARCH = SearchSpace(
     seeds=_seeds,
     mutators=(*text_moves(_decoys), Move("restate", _restate)),
     deserves=_deserves,
+)
+FAMILY = Family(
+    name="test.loopholes",
+    load=lambda: Contents(verifiers=VERIFIERS, search=SEARCH),
 )

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from environments.family import Contents, Family
 from verifiers.base import Verifier
 from verifiers.score import Score
 
@@ -24,12 +25,11 @@ def _mark(response: str, reference: Any, options: Any) -> Score:
     return Score.ok(1.0)
 
 
-VERIFIERS = (
-    Verifier(
-        "test.warm_marker",
-        "1",
-        "Marks the worker that ran its example.",
-        _mark,
-        example=("warm", "warm"),
-    ),
+MARKER = Verifier(
+    "test.warm_marker",
+    "1",
+    "Marks the worker that ran its example.",
+    _mark,
+    example=("warm", "warm"),
 )
+FAMILY = Family(name="test.warm_marker", load=lambda: Contents(verifiers=(MARKER,)))

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from verifiers.base import Unavailable, Verifier
+from verifiers.base import Verifier
 from verifiers.numbers import Options
 from verifiers.score import Score
 from verifiers.tamarin.batch import (
@@ -186,16 +186,5 @@ INSTALL_FIX = (
     "binaries, Homebrew, Nix, a container image: environments/tamarin/README.md, "
     "'Installing Tamarin')"
 )
-"""What the catalogue says enables the verifier; the README's section names every way."""
-
-UNAVAILABLE: dict[str, Unavailable] = (
-    {}
-    if locate_prover() is not None
-    else {
-        "tamarin.proof": Unavailable(
-            "no tamarin-prover binary on this server (the check replays the proof in it)",
-            INSTALL_FIX,
-        )
-    }
-)
-"""Without a prover the verifier can score nothing: the registry lists it under ``disabled``."""
+"""What the catalogue says enables the verifier where no prover is found (the family's
+declaration withholds it then); the README's section names every way."""
