@@ -13,12 +13,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sandbox import default as default_sandbox
+from sandbox import values
 from sandbox.model import Limits
 from sandbox.pool import Overloaded
 from sandbox.runner import Runs, SandboxInputError, TestRun
-from sandbox.testcases import JudgeOptions, TestSuite
+from sandbox.testcases import JudgeOptions, TestSuite, stdout_matches, values_match
 from verifiers.base import Verifier
-from verifiers.code.extract import extract_code
+from verifiers.code.extract import SeveralPrograms, extract_code
 from verifiers.numbers import Options
 from verifiers.score import Score
 
@@ -54,7 +55,10 @@ def _program(response: str, reference: Any) -> tuple[CodeReference, str] | Score
         return Score.bad_reference(
             f"the reference is not a valid code reference: {exc.errors()[0]['msg']}"
         )
-    source = extract_code(response, ref.language)
+    try:
+        source = extract_code(response, ref.language)
+    except SeveralPrograms as exc:
+        return Score.invalid(str(exc))
     if not source.strip():
         return Score.invalid("no program in the response")
     if ref.language == "python":
@@ -65,8 +69,25 @@ def _program(response: str, reference: Any) -> tuple[CodeReference, str] | Score
     return ref, source
 
 
-def _score(run: TestRun, options: CodeOptions) -> Score:
-    """The reward from judged tests; sandbox failures are errors, never 0."""
+def _passed_by_nothing(tests: TestSuite, judge: JudgeOptions) -> list[bool]:
+    """Per test, whether a program that does nothing passes it: a stdin test that expects no
+    output (or checks none), a call test that expects ``None``. Assert tests cannot tell."""
+    if tests.kind == "stdin":
+        return [t.stdout is None or stdout_matches("", t.stdout, judge) for t in tests.items]
+    if tests.kind == "call":
+        return [
+            values_match(None, values.decode(t.expected), judge.float_tolerance)
+            for t in tests.items
+        ]
+    return [False] * len(tests.items)
+
+
+def _score(run: TestRun, tests: TestSuite, judge: JudgeOptions, options: CodeOptions) -> Score:
+    """The reward from judged tests; sandbox failures are errors, never 0.
+
+    Tests that a program doing nothing passes count only beside a test it does not: a program
+    that passes those alone (``...``, an early ``exit(0)``) has shown nothing, and earned 1/5 on
+    a task whose empty input prints nothing (issue 38)."""
     statuses = [result.status for result in run.results]
     if run.record.status == "sandbox_error" or "sandbox_error" in statuses:
         return Score.error(f"the sandbox failed: {run.record.detail or 'a test could not run'}")
@@ -75,10 +96,22 @@ def _score(run: TestRun, options: CodeOptions) -> Score:
         return Score.invalid(f"the program does not compile: {stderr[-300:]}")
     total = len(run.results)
     passed = run.passed
+    trivial = _passed_by_nothing(tests, judge)
+    vacuous = (
+        passed > 0
+        and not all(trivial)
+        and not any(
+            result.passed and not easy for result, easy in zip(run.results, trivial, strict=True)
+        )
+    )
+    if vacuous:
+        passed = 0
     fraction = passed / total
     reward = fraction if options.reward == "fraction" else float(passed == total)
     first = next((i for i, result in enumerate(run.results) if not result.passed), None)
     detail = f"{passed}/{total} tests passed"
+    if vacuous:
+        detail += " (the tests it passed are passed by a program that does nothing)"
     if first is not None:
         failure = run.results[first]
         reason = "wrong answer" if failure.status == "ok" else failure.status.replace("_", " ")
@@ -120,7 +153,7 @@ def check(
         return Score.error(f"the reference cannot run here: {exc}")
     except (OSError, Overloaded) as exc:
         return Score.error(f"the sandbox is unavailable: {exc}")
-    return _score(run, options)
+    return _score(run, ref.tests, judge, options)
 
 
 VERIFIER = Verifier(

@@ -35,7 +35,7 @@ from sandbox.model import Limits
 from sandbox.pool import Overloaded
 from sandbox.runner import Runs, SandboxInputError
 from verifiers.base import Verifier
-from verifiers.code.extract import extract_code
+from verifiers.code.extract import SeveralPrograms, extract_code
 from verifiers.sbol import diagram, document, execution, extract, function, render
 from verifiers.sbol.reward import LEVELS, TITLES, CircuitOptions, combine, components
 from verifiers.sbol.spec import MAX_PROGRAM_CHARS, CircuitSpec
@@ -109,7 +109,10 @@ def check(
         return Score.bad_reference(
             f"the reference is not a circuit specification: {exc.errors()[0]['msg']}"
         )
-    source = extract_code(response, "python")
+    try:
+        source = extract_code(response, "python")
+    except SeveralPrograms as exc:
+        return Score.invalid(f"L1 execution failed: {exc}", components(0))
     problem = _unreadable(source)
     if problem:  # not a program at all: invalid (reward 0), and level 1 says why
         return Score.invalid(f"L1 execution failed: {problem}", components(0))
