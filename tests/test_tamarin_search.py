@@ -100,7 +100,7 @@ def test_a_search_finds_a_source_served_by_its_name_and_nothing_on_main(
     registry: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tried, paid = _search(registry, 300)
-    assert tried == 300 and paid == set()
+    assert tried >= 300 and paid == set()
     # The defect of issue 38, planted back: the replay serves any text under a recorded name.
     replay = provers().replay
     monkeypatch.setattr(replay, "serves", lambda theory: theory.name in replay.recorded)
