@@ -1,5 +1,6 @@
-"""The one way a family extends the service beyond its environments: a family module exports
-``EXTENSION``, an ``Extension``, and the core does the rest.
+"""The one way a family extends the service beyond its environments: its declaration's contents
+carry an ``Extension`` (``Contents(extension=...)``, see ``environments.family``), and the core
+does the rest.
 
 - **settings**: ``settings_model`` (a ``FamilySettings``, which reads the family's own
   ``ENVSERVER_<FAMILY>_*`` variables); the core builds it with its own ``data_dir``.

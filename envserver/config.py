@@ -91,8 +91,8 @@ class Settings(BaseSettings):
     )
     plugins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Extra modules to load families from (each may export ENVIRONMENTS, "
-        "VERIFIERS or VERIFIER), e.g. 'mypkg.myfamily'.",
+        description="Extra modules to load families from, each exporting its declaration "
+        "FAMILY (environments.family), e.g. 'mypkg.myfamily'.",
     )
     sandbox_backend: Literal["auto", "local", "weak", "docker", "none"] = Field(
         "auto",
