@@ -8,6 +8,7 @@ from environments.family import Contents, Family
 
 def _contents() -> Contents:
     from environments.opt.family import OptBenchFamily, OptTaskFamily
+    from environments.opt.search import SEARCH
     from environments.opt.tasks import TASKS
     from environments.opt.verdict import VerdictRenderer
     from environments.single_turn import SingleTurnEnvironment
@@ -22,6 +23,7 @@ def _contents() -> Contents:
         verifiers=(VERIFIER,),
         # The playground shows an answer's verdict in words.
         renderers={env.spec.id: VerdictRenderer() for env in environments},
+        search=SEARCH,
     )
 
 

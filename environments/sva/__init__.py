@@ -14,6 +14,7 @@ def _contents() -> Contents:
     from environments.single_turn import SingleTurnEnvironment, TaskFamily
     from environments.sva.family import GeneratedFamily, Nl2SvaDataset
     from environments.sva.loader import SPLITS, unavailable
+    from environments.sva.search import SEARCH
     from verifiers.sva import VERIFIERS
 
     families: tuple[TaskFamily[Any], ...] = (
@@ -26,6 +27,7 @@ def _contents() -> Contents:
         verifiers=VERIFIERS,
         # The FVEval sets when the configured data cannot be read (the generator serves anyway).
         unavailable={} if why is None else {EnvironmentId(f"sva/nl2sva-{s}"): why for s in SPLITS},
+        search=SEARCH,
     )
 
 

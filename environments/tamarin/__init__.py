@@ -9,6 +9,7 @@ def _contents() -> Contents:
     from environments.renderer import ListedActions
     from environments.tamarin.family import TamarinProofEnv
     from environments.tamarin.provers import unavailable
+    from environments.tamarin.search import SEARCH
     from verifiers.base import Unavailable
     from verifiers.tamarin import INSTALL_FIX, VERIFIER
     from verifiers.tamarin.prover import locate_prover
@@ -28,6 +29,7 @@ def _contents() -> Contents:
         # The playground offers the proof methods a step can take as buttons.
         renderers={env.spec.id: ListedActions(str(env.spec.actions_key))},
         unavailable=withheld,
+        search=SEARCH,
     )
 
 
