@@ -75,7 +75,9 @@ def _confuse(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
 
 def _encode(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
     probe = parent.probe
-    if probe.env is None and probe.response.strip():
+    # An encoding of an encoded answer may decode it (rot13 twice, reversed twice): only plain
+    # answers are encoded.
+    if probe.env is None and probe.response.strip() and "encode." not in probe.origin:
         text = probe.response
         forms = {
             "base64": base64.b64encode(text.encode()).decode(),

@@ -120,3 +120,15 @@ def test_a_search_finds_the_last_answer_rule_and_nothing_once_it_is_fixed(
 
 def test_probes_of_other_families_are_not_judged() -> None:
     assert opt_search.deserves(Probe("Answer: [0]", task_id="math@1/3")) is None
+
+
+def test_an_encoded_answer_is_not_encoded_again() -> None:
+    # rot13 of a rot13 answer is the answer itself: the generic move claimed 0 for it, and the
+    # judge (which reads the right answer back) disagreed on the first OPT search.
+    (encode,) = [move for move in opt_search.SEARCH.mutators if move.name == "encode"]
+    rng = random.Random(6)
+    expert = Mutant(Probe("Answer: [0, 1]", task_id="opt/knapsack@1/3?level=easy"), 1.0)
+    for _ in range(20):
+        (encoded,) = encode(expert, rng)
+        assert encoded.deserves == 0.0
+        assert not list(encode(encoded, rng))
