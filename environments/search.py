@@ -22,8 +22,11 @@ or a live server.
 from __future__ import annotations
 
 import random
+import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 
@@ -128,3 +131,28 @@ def kept(parent: Mutant, probe: Probe) -> Mutant:
     """``probe`` made from ``parent`` by a move that cannot make a wrong answer right: it
     deserves 0 where the parent did, and is left to the judge otherwise."""
     return Mutant(probe, 0.0 if parent.deserves == 0 else None)
+
+
+@cache
+def must_pay(suite: Path) -> tuple[Mutant, ...]:
+    """The cases of a red-team suite (``redteam.toml``) that must keep full reward, as seeds
+    deserving 1: the equivalent forms a family promised to pay are where a search starts."""
+    cases = tomllib.loads(suite.read_text())["case"]
+    return tuple(
+        Mutant(
+            Probe(
+                case.get("response", ""),
+                task_id=case.get("task_id"),
+                verifier=case.get("verifier"),
+                reference=case.get("reference"),
+                options=case.get("options") or {},
+                env=case.get("env"),
+                seed=case.get("seed"),
+                actions=tuple(case["actions"]) if "actions" in case else None,
+                origin=f"redteam: {case['name']}",
+            ),
+            1.0,
+        )
+        for case in cases
+        if case["expect"] == "full"
+    )

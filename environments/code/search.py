@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 import json
 import random
-import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -38,7 +37,7 @@ from typing import Any
 
 from environments.code.family import CodeTaskOptions, CodeTasks
 from environments.mutators import text_moves
-from environments.search import Move, Mutant, Probe, SearchSpace
+from environments.search import Move, Mutant, Probe, SearchSpace, must_pay
 from environments.task_id import TaskId
 
 SUITE = Path(__file__).with_name("redteam.toml")
@@ -187,27 +186,6 @@ def _task_id(rng: random.Random) -> str:
     return TaskId.format(FAMILY.id, FAMILY.version, rng.randrange(10**6), options)
 
 
-@lru_cache(maxsize=1)
-def must_pay() -> tuple[Mutant, ...]:
-    """The red-team suite's answers that must keep full reward."""
-    cases = tomllib.loads(SUITE.read_text())["case"]
-    return tuple(
-        Mutant(
-            Probe(
-                case["response"],
-                task_id=case.get("task_id"),
-                verifier=case.get("verifier"),
-                reference=case.get("reference"),
-                options=case.get("options", {}),
-                origin=f"redteam: {case['name']}",
-            ),
-            1.0,
-        )
-        for case in cases
-        if case["expect"] == "full"
-    )
-
-
 def seeds(rng: random.Random) -> Iterator[Mutant]:
     """The expert's program for a random task id, a constant program for it, and a red-team
     must-pay case."""
@@ -215,7 +193,7 @@ def seeds(rng: random.Random) -> Iterator[Mutant]:
     expert = Mutant(Probe(str(_generated(task_id)["expert"]), task_id=task_id), 1.0)
     yield expert
     yield from _constants(expert.probe, rng)
-    yield rng.choice(must_pay())
+    yield rng.choice(must_pay(SUITE))
 
 
 # --- the family's own moves -----------------------------------------------------------------

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import random
 import re
-import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,7 +34,7 @@ from environments.mutators import text_moves
 from environments.opt import judge
 from environments.opt.family import OptBenchFamily, OptTaskFamily, OptTaskOptions
 from environments.opt.tasks import TASKS
-from environments.search import Move, Mutant, Probe, SearchSpace
+from environments.search import Move, Mutant, Probe, SearchSpace, must_pay
 from environments.task_id import TaskId
 
 SUITE = Path(__file__).with_name("redteam.toml")
@@ -67,6 +66,7 @@ class Target:
     task: str
     instance: Mapping[str, Any]
     best: float
+    optimal: bool
     answer: str
     options: Mapping[str, Any]
 
@@ -82,7 +82,12 @@ def _by_task_id(task_id: str) -> Target:
         options = OptTaskOptions.model_validate(parsed.options)
     reference = family.reference(family.generate(seed, options))
     return Target(
-        reference["task"], reference["instance"], float(reference["value"]), reference["answer"], {}
+        reference["task"],
+        reference["instance"],
+        float(reference["value"]),
+        bool(reference["optimal"]),
+        reference["answer"],
+        {},
     )
 
 
@@ -96,6 +101,7 @@ def target(probe: Probe) -> Target | None:
             str(reference["task"]),
             reference["instance"],
             float(reference["value"]),
+            bool(reference.get("optimal", False)),
             str(reference.get("answer", "")),
             probe.options,
         )
@@ -122,44 +128,24 @@ def _task_id(rng: random.Random) -> str:
     return TaskId.format(f"opt/{name}", VERSION, seed, {"level": level})
 
 
-@lru_cache(maxsize=1)
-def must_pay() -> tuple[Mutant, ...]:
-    """The red-team suite's answers that must keep full reward."""
-    cases = tomllib.loads(SUITE.read_text())["case"]
-    return tuple(
-        Mutant(
-            Probe(
-                case["response"],
-                task_id=case.get("task_id"),
-                verifier=case.get("verifier"),
-                reference=case.get("reference"),
-                options=case.get("options", {}),
-                origin=f"redteam: {case['name']}",
-            ),
-            1.0,
-        )
-        for case in cases
-        if case["expect"] == "full"
-    )
-
-
 def seeds(rng: random.Random) -> Iterator[Mutant]:
     """An expert and a greedy answer for a random task id, sometimes against the verifier
     with reward options, and a red-team must-pay case."""
     task_id = _task_id(rng)
     found = _by_task_id(task_id)
-    greedy = TASKS[found.task].greedy(dict(found.instance))
     yield Mutant(Probe(f"An optimal answer.\nAnswer: {found.answer}", task_id=task_id), 1.0)
-    for response in (f"A greedy answer.\nAnswer: {greedy}",):
-        probe = Probe(response, task_id=task_id)
-        yield Mutant(probe, deserves(probe))
-        if rng.random() < 0.3:
-            reference = {"task": found.task, "instance": found.instance, "value": found.best,
-                         "optimal": True, "answer": found.answer}  # fmt: skip
-            shaped = Probe(response, verifier="opt", reference=reference,
-                           options=rng.choice(REWARDS))  # fmt: skip
-            yield Mutant(shaped, deserves(shaped))
-    yield rng.choice(must_pay())
+    greedy = Probe(
+        f"A greedy answer.\nAnswer: {TASKS[found.task].greedy(dict(found.instance))}",
+        task_id=task_id,
+    )
+    yield Mutant(greedy, deserves(greedy))
+    if rng.random() < 0.3:
+        reference = {"task": found.task, "instance": found.instance, "value": found.best,
+                     "optimal": found.optimal}  # fmt: skip
+        shaped = Probe(greedy.response, verifier="opt", reference=reference,
+                       options=rng.choice(REWARDS))  # fmt: skip
+        yield Mutant(shaped, deserves(shaped))
+    yield rng.choice(must_pay(SUITE))
 
 
 def _size(task: str, instance: Mapping[str, Any]) -> int:
@@ -195,11 +181,11 @@ def _parsed(task: str, response: str) -> Any:
 
 def decoys(probe: Probe, rng: random.Random) -> Sequence[str]:
     """Readable answers to the same instance that deserve nothing (the judge keeps only
-    those): the optimum with an id repeated or dropped, every id, the example's answer."""
+    those): the optimum (or the probe's own answer) changed locally, the example's answer."""
     found = target(probe)
     if found is None:
         return []
-    value = _parsed(found.task, f"Answer: {found.answer}")
+    value = _parsed(found.task, f"Answer: {found.answer}" if found.answer else probe.response)
     candidates = [f"A guess.\nAnswer: {TASKS[found.task].example_output}"]
     if value is not None:
         for changed in _perturbed(found.task, value, _size(found.task, found.instance), rng, 4):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import random
 import re
-import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -41,7 +40,7 @@ from environments.mutators import text_moves
 from environments.sbol import program
 from environments.sbol.circuits import ACTIVATED
 from environments.sbol.family import FAMILIES, VERSION, SbolOptions, SbolTask
-from environments.search import Move, Mutant, Probe, SearchSpace
+from environments.search import Move, Mutant, Probe, SearchSpace, must_pay
 from environments.task_id import TaskId
 from verifiers.sbol.reward import CircuitOptions, combine
 
@@ -92,27 +91,6 @@ def _task_id(rng: random.Random) -> str:
     return TaskId.format(family.id, VERSION, rng.randrange(10**6), options)
 
 
-@lru_cache(maxsize=1)
-def must_pay() -> tuple[Mutant, ...]:
-    """The red-team suite's answers that must keep full reward."""
-    cases = tomllib.loads(SUITE.read_text())["case"]
-    return tuple(
-        Mutant(
-            Probe(
-                case["response"],
-                task_id=case.get("task_id"),
-                verifier=case.get("verifier"),
-                reference=case.get("reference"),
-                options=case.get("options", {}),
-                origin=f"redteam: {case['name']}",
-            ),
-            1.0,
-        )
-        for case in cases
-        if case["expect"] == "full"
-    )
-
-
 def seeds(rng: random.Random) -> Iterator[Mutant]:
     """The reference program for a random task id, the same with one placed defect, and a
     red-team must-pay case."""
@@ -128,7 +106,7 @@ def seeds(rng: random.Random) -> Iterator[Mutant]:
     if broken and broken != program.render(task.answer):
         probe = Probe(_fenced(broken), task_id=task_id, origin=f"seed: {defect}")
         yield Mutant(probe, _levels(program.DEFECTS[defect] - 1, {}))
-    yield rng.choice(must_pay())
+    yield rng.choice(must_pay(SUITE))
 
 
 _EMPTY = "import sbol3\n\ndoc = sbol3.Document()\n"
