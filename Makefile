@@ -23,7 +23,8 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q
 # it takes about 80 s, beside mypy (one core) in `make test`.
 RAY_TESTS := tests/test_ray_serve.py
 
-.PHONY: setup setup-serve venv test-tools serve test lint types unit unit-ray unit-parallel audit-search bench clean
+.PHONY: setup setup-serve venv test-tools serve test lint types unit unit-ray unit-parallel audit-search bench clean \
+	engine-tools base-image image image-python image-balancer image-postgres compose-up compose-down
 
 # What serving needs from the system: a venv, and libseccomp for the sandbox.
 venv:
@@ -67,6 +68,57 @@ test-tools:
 	@command -v curl >/dev/null || { apt-get update -qq && apt-get install -y -qq curl; }
 	@# deploy/prometheus's alert rules are checked and unit-tested with Prometheus's promtool.
 	@command -v promtool >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus; }
+
+# Containers, from Debian's packages alone: the engine (docker.io: dockerd, containerd, runc),
+# debootstrap for the base image, and Compose. Compose is Debian's docker-compose (1.29): the
+# Compose v2 plugin is not packaged for Debian 12 and no registry we use ships Docker's own build
+# of it (a PyPI wheel of it is a third party's repackaging). docker-compose.yml is written for the
+# Compose Specification, which v2 reads as well. gVisor's runsc (Debian's 2022-12 release) is not
+# installed: it lacks pidfd_open, which the sandbox's workers need (deploy/README.md).
+DOCKER ?= docker
+COMPOSE ?= docker-compose -p envserver
+BASE_IMAGE := envserver-base:bookworm
+DEBIAN_MIRROR ?= http://deb.debian.org/debian
+
+engine-tools:
+	@command -v dockerd >/dev/null && command -v debootstrap >/dev/null && command -v docker-compose >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io debootstrap docker-compose; }
+
+# The base every image starts from: Debian 12 by debootstrap, imported (no image registry).
+base-image: engine-tools
+	@$(DOCKER) image inspect $(BASE_IMAGE) >/dev/null 2>&1 || { \
+		set -e; rm -rf .build/rootfs; mkdir -p .build; \
+		debootstrap --variant=minbase bookworm .build/rootfs $(DEBIAN_MIRROR) >.build/debootstrap.log; \
+		printf 'deb %s bookworm main\ndeb %s bookworm-updates main\ndeb %s-security bookworm-security main\n' \
+			$(DEBIAN_MIRROR) $(DEBIAN_MIRROR) $(DEBIAN_MIRROR) >.build/rootfs/etc/apt/sources.list; \
+		rm -rf .build/rootfs/var/cache/apt/archives/*.deb .build/rootfs/var/lib/apt/lists/*; \
+		tar -C .build/rootfs -c . | $(DOCKER) import -c 'ENV LANG=C.UTF-8' \
+			-c 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - $(BASE_IMAGE); \
+		rm -rf .build/rootfs; }
+
+# The server, the sandbox's worker, the balancer and PostgreSQL (docker-compose.yml runs them),
+# the last two beside the first two. Where pip must trust a proxy's CA, the host's bundle goes
+# into the build context (.build/, not committed).
+BUILD := $(DOCKER) build --network host -q
+image: base-image
+	@mkdir -p .build && if [ -f /etc/ssl/certs/ca-certificates.crt ]; then cp /etc/ssl/certs/ca-certificates.crt .build/; fi
+	@$(MAKE) --no-print-directory -j3 --output-sync image-python image-balancer image-postgres
+	@$(DOCKER) images --format '{{.Repository}}:{{.Tag}} {{.Size}}' 'envserver*'
+
+image-python:
+	$(BUILD) --target sandbox -t envserver-sandbox:latest .
+	$(BUILD) -t envserver:latest .
+
+image-balancer:
+	$(BUILD) -f deploy/balancer.Dockerfile -t envserver-balancer:latest .
+
+image-postgres:
+	$(BUILD) -f deploy/postgres.Dockerfile -t envserver-postgres:latest .
+
+compose-up: image
+	$(COMPOSE) up -d --no-build
+
+compose-down:
+	$(COMPOSE) down
 
 # A venv set up for the tests serves as it is; otherwise the serving set-up.
 serve:

@@ -7,7 +7,8 @@ quota, every capability dropped, ``no-new-privileges``, a non-root user, the eng
 seccomp profile, and gVisor's ``runsc`` runtime when configured. The worker speaks frames on
 the container's attached stdin/stdout (not ``docker exec``, which costs tens of ms per call).
 
-Not exercised by the test suite here: these machines have a Docker client but no engine.
+Tested for real where an engine runs (``make engine``, ``make image``): tests/test_containers.py,
+and the attack suite (tests/test_sandbox_attacks.py) runs through it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from sandbox.pool import START_TIMEOUT_S, WORKER_ENV, WorkerFactory, WorkerLost
 if TYPE_CHECKING:
     from sandbox.backends import SandboxConfig
 
-# Paths inside the container, whose /tmp is its own size-capped tmpfs.
-WORKER_COMMAND = ["python", "-m", "sandbox.zygote", "--isolation", "weak", "--workdir", "/tmp/w"]  # noqa: S108
+# The image's own command starts the worker (its Dockerfile's CMD: the zygote, weak inside, its
+# scratch under the container's /tmp), with the image's PATH, which leads to its interpreter.
+CONTAINER_ENV = {name: value for name, value in WORKER_ENV.items() if name != "PATH"}
 _STDOUT = 1
 
 
@@ -87,7 +89,8 @@ class ContainerWorker:
         host_config = api.create_host_config(
             network_mode="none",
             read_only=True,
-            tmpfs={"/tmp": "rw,nosuid,nodev,size=512m,mode=1777"},  # noqa: S108 - in-container
+            # exec: the worker runs what it builds from here (Docker's tmpfs default is noexec).
+            tmpfs={"/tmp": "rw,exec,nosuid,nodev,size=512m,mode=1777"},  # noqa: S108
             mem_limit="2g",
             memswap_limit="2g",
             pids_limit=256,
@@ -99,11 +102,10 @@ class ContainerWorker:
         )
         created = api.create_container(
             config.docker_image,
-            command=WORKER_COMMAND,
             user="65534:65534",
             stdin_open=True,
             tty=False,
-            environment=WORKER_ENV,
+            environment=CONTAINER_ENV,
             host_config=host_config,
             labels={"envserver.sandbox.slot": str(slot)},
         )
@@ -146,10 +148,13 @@ class ContainerWorker:
         self.calls += 1
         try:
             self.sock.sendall(frames.pack(request))
-            return self._receive(timeout_s)
+            reply = self._receive(timeout_s)
         except (OSError, frames.FrameError, WorkerLost) as exc:
             self.close()
             raise WorkerLost(str(exc)) from None
+        if "isolation" in reply:  # the worker's own mode inside is weak; the container is ours
+            reply["isolation"] = self.isolation
+        return reply
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
