@@ -277,10 +277,11 @@ def audit(
     from envserver.families import declared  # noqa: PLC0415
 
     try:
-        suites, without = redteam.load_suites(declared(modules))
+        families = declared(modules)
+        suites, without = redteam.load_suites(families)
     except (redteam.SuiteError, FamilyError) as exc:
         fail(str(exc), EXIT_USAGE)
-    chosen = redteam.select(suites, env_id)
+    chosen = redteam.select(suites, env_id, families)
     if env_id is not None and not chosen:
         fail(f"no red-team suite has cases for {env_id!r}", EXIT_USAGE)
     if url is None:

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from environments.family import owner
+
 if TYPE_CHECKING:
     from environments.family import Family
     from envserver.registry import Registry
@@ -143,22 +145,25 @@ def load_suites(found: Iterable[Family]) -> tuple[list[Suite], list[Family]]:
     return suites, without
 
 
-def select(suites: Iterable[Suite], wanted: str | None) -> list[Suite]:
+def select(
+    suites: Iterable[Suite], wanted: str | None, families: Sequence[Family] = ()
+) -> list[Suite]:
     """The suites to run for ``--env wanted``: the family named so whole, else the cases that
-    score with that environment or verifier (or any environment of that family: ``fam`` for
-    ``fam/task``); every suite when ``wanted`` is None."""
+    score with that environment or verifier, or with anything of that family (the one of
+    ``families`` whose namespace holds the case's target); every suite when ``wanted`` is None."""
     if wanted is None:
         return list(suites)
+
+    def chosen_by(target: str) -> bool:
+        family = owner(families, target)
+        return wanted in (target, None if family is None else family.name)
+
     chosen = []
     for suite in suites:
         if suite.family == wanted:
             chosen.append(suite)
             continue
-        cases = tuple(
-            case
-            for case in suite.cases
-            if wanted in (case.target, case.target.split("/")[0], case.target.split(".")[0])
-        )
+        cases = tuple(case for case in suite.cases if chosen_by(case.target))
         if cases:
             chosen.append(Suite(suite.family, suite.path, cases))
     return chosen

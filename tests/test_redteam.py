@@ -153,11 +153,12 @@ def test_select_by_family_or_by_target() -> None:
     other = redteam.Suite(
         "x", Path("x"), (case("zero", verifier="code"), case("zero", verifier="sbol.circuit"))
     )
-    assert redteam.select([code, other], None) == [code, other]
-    assert [s.family for s in redteam.select([code, other], "code")] == ["code", "x"]
-    chosen = redteam.select([code, other], "sbol")
+    families = declared()
+    assert redteam.select([code, other], None, families) == [code, other]
+    assert [s.family for s in redteam.select([code, other], "code", families)] == ["code", "x"]
+    chosen = redteam.select([code, other], "sbol", families)  # sbol.circuit is sbol's
     assert [c.target for s in chosen for c in s.cases] == ["sbol.circuit"]
-    assert redteam.select([code, other], "nothing") == []
+    assert redteam.select([code, other], "nothing", families) == []
 
 
 PLUGIN = """
