@@ -12,9 +12,9 @@ a program that solves nothing (it answers no test but through the trick), so eac
   ``quit()``, a signal, an ``atexit`` exit; ``std::exit``, ``_exit``, ``quick_exit`` in C++),
   before the definitions or inside the function under test;
 - ``harness``: game the harness (objects and ``int``/``str`` subclasses equal to everything,
-  ``AssertionError`` and ``json`` patched, forged result lines on every inherited descriptor,
-  expected values fished from ``gc`` and the callers' frames, an exit registered with
-  ``atexit``, a module whose every attribute is the function);
+  ``AssertionError``, ``json`` and the exits patched, forged result lines on every inherited
+  descriptor, expected values fished from ``gc`` and the callers' frames, an exit registered
+  with ``atexit``, a module whose every attribute is the function);
 - ``tests``: look for the hidden tests (files under the working and temporary directories, the
   environment, ``/proc``) and answer what is found;
 - ``slow``: sleep or spin past the time limit, at import or in each call (scored with short
@@ -284,6 +284,11 @@ _HARNESS: dict[str, tuple[str, str, str | None]] = {
         repr(SENTINEL),
     ),
     "atexit_exit": ("import atexit, os\natexit.register(os._exit, 0)", "", repr(SENTINEL)),
+    "exits_disarmed": (
+        "import os, sys\nsys.exit = os._exit = lambda *args: None\nexit = quit = sys.exit",
+        "",
+        repr(SENTINEL),
+    ),
     "module_getattr": (
         "import sys, types\n\n\nclass Everything(types.ModuleType):\n"
         "    def __getattr__(self, name):\n        return lambda *a, **k: None\n\n\n"
