@@ -32,13 +32,12 @@ from typing import Any
 
 from environments.mutators import text_moves
 from environments.opt import judge
-from environments.opt.family import OptBenchFamily, OptTaskFamily, OptTaskOptions
+from environments.opt.family import VERSION, OptBenchFamily, OptTaskFamily, OptTaskOptions
 from environments.opt.tasks import TASKS
 from environments.search import Move, Mutant, Probe, SearchSpace, must_pay
 from environments.task_id import TaskId
 
 SUITE = Path(__file__).with_name("redteam.toml")
-VERSION = "1"
 CACHED_SEEDS = 100
 """Seeds 0..99 at level bench are the benchmark set, whose optima are cached: free to score."""
 SLOW = frozenset({"min_bisection"})
