@@ -31,10 +31,21 @@ class Reviewer(Protocol):
     def __call__(self, source: str, samples: Sequence[Sample]) -> str | None: ...
 
 
+_TAG = re.compile(r"<answer>((?:(?!<answer>).)*?)</answer>", re.DOTALL)
+"""An answer tag and its text; of nested tags, the innermost (``<answer><answer>7</answer>``
+holds 7)."""
+
+
 def answer_of(response: str) -> str:
     """The text inside the last ``<answer>…</answer>`` (the whole response without tags)."""
-    found = re.findall(r"<answer>(.*?)</answer>", response, re.DOTALL)
+    found = _TAG.findall(response)
     return (found[-1] if found else response).strip()
+
+
+def several_answers(response: str) -> bool:
+    """Whether ``response``'s answer tags hold different answers: one answer per response (the
+    same answer twice is one)."""
+    return len({text.strip() for text in _TAG.findall(response)}) > 1
 
 
 def _appears(answer: str, prompt: str) -> bool:

@@ -19,6 +19,7 @@ from pydantic import AfterValidator, Field, create_model
 from environments.base import Environment, EnvironmentGone
 from environments.evo.construct import Construct
 from environments.evo.program import (
+    CallResult,
     ProgramFailure,
     SandboxFailure,
     run_calls,
@@ -26,6 +27,7 @@ from environments.evo.program import (
     task_call,
 )
 from environments.evo.resources import EvoResources
+from environments.evo.review import several_answers
 from environments.evo.store import StoredEnv
 from environments.single_turn import SingleTurnEnvironment, Task, TaskFamily
 from verifiers.base import Verifier
@@ -45,6 +47,10 @@ class _DifficultyOptions(Options):
 def _score(source: str) -> Callable[[str, Any, Any], Score]:
     def check(response: str, reference: Any, options: Any) -> Score:
         del options
+        if several_answers(response):
+            # A scorer that reads the last tag would pay "<answer>4</answer> <answer>5</answer>"
+            # where 5 is right: a response names one answer or none (issue 38).
+            return Score.invalid("several answers: the <answer> tags hold different answers")
         try:
             result = run_calls(source, [score_call(reference["instance"], response)])[0]
         except SandboxFailure as exc:
@@ -52,16 +58,21 @@ def _score(source: str) -> Callable[[str, Any, Any], Score]:
         except ProgramFailure as exc:
             failed = Score.timeout if exc.status == "timeout" else Score.error
             return failed(f"the environment's score failed: {exc}")
-        if result.error is not None:
-            return Score.error(f"the environment's score raised: {result.error}")
-        if result.value is None:
-            return Score.invalid("no answer could be read (<answer>...</answer>)")
-        value = float(result.value)
-        if not 0.0 <= value <= 1.0:
-            return Score.error(f"the environment scored {value}, outside [0, 1]")
-        return Score.ok(value, detail="" if value >= 1.0 else "not accepted")
+        return _scored(result)
 
     return check
+
+
+def _scored(result: CallResult) -> Score:
+    """What one ``score`` call gave, as a score."""
+    if result.error is not None:
+        return Score.error(f"the environment's score raised: {result.error}")
+    if result.value is None:
+        return Score.invalid("no answer could be read (<answer>...</answer>)")
+    value = float(result.value)
+    if not 0.0 <= value <= 1.0:
+        return Score.error(f"the environment scored {value}, outside [0, 1]")
+    return Score.ok(value, detail="" if value >= 1.0 else "not accepted")
 
 
 class EvoTasks(TaskFamily[_DifficultyOptions]):
