@@ -1,10 +1,13 @@
 """The evo tests' settings: an in-memory store and no model endpoints, as a server without
-ENVSERVER_EVO_* variables would build them (fields given here, so the machine's environment
-cannot change what the tests see)."""
+ENVSERVER_EVO_* variables would build them, and a probe secret of their own (a server makes one
+in its data directory); fields given here, so the machine's environment cannot change what the
+tests see."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from pydantic import SecretStr
 
 from environments.evo.settings import EvoSettings
 
@@ -16,4 +19,6 @@ SETTINGS = EvoSettings(
     model="default",
     pass_band=(0.05, 0.95),
     solver_samples=8,
+    probe_secret=SecretStr("the evo tests' probe secret"),
+    symbolic_cpu_s=1.0,
 )

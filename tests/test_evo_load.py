@@ -108,8 +108,8 @@ def test_a_run_the_wall_clock_stopped_before_its_cpu_budget_is_infrastructure() 
     assert budget.cpu_s == 2.0 + 3 * CALL_CPU_S and budget.wall_s > budget.cpu_s
     slowed = RunRecord(status="timeout", wall_s=budget.wall_s, cpu_s=1.0)
     with pytest.raises(SandboxFailure, match="too busy"):
-        _results(slowed, calls)
+        _results(slowed, calls, CALL_CPU_S)
     spun = RunRecord(status="timeout", wall_s=9.0, cpu_s=budget.cpu_s)
     with pytest.raises(Exception, match="timeout") as raised:
-        _results(spun, calls)
+        _results(spun, calls, CALL_CPU_S)
     assert not isinstance(raised.value, SandboxFailure)

@@ -7,16 +7,20 @@ L1 execution   static contract (allow-listed imports, no runtime reflection, mem
 L2 contract    references score 1; junk, hostile answers (every digit, every small integer,
                a 10,000-digit number, the prompt echoed, the answer hedged with a wrong one)
                and perturbed references score less; other tasks' references mostly less;
-               scores in [0, 1], no exception over many seeds, levels generate different tasks
+               scores in [0, 1], no exception over the secret tasks, levels generate different
+               tasks; then the search of the scorer on the secret tasks (``shortcuts``): random
+               answers, every length, literals, CrossHair's finds pay nothing too often
 L3 review      the configured reviewer (rules by default: format stated, answer not leaked),
                then the form the prompt asks for (working first, words, commas) scores 1
-L4 difficulty  pass rates per level from rollouts or a solver endpoint inside the band;
+L4 difficulty  no trivial solver earns reward too often on the secret tasks (``shortcuts``);
+               pass rates per level from rollouts or a solver endpoint inside the band;
                admitted uncalibrated when neither is supplied (the report says so)
 L5 novelty     behavioural fingerprint and normalised code against the admitted pool
 """
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -35,7 +39,6 @@ from environments.evo.forms import WORKING, asked_forms, rewritten
 from environments.evo.novelty import PoolEntry, duplicate_of, fingerprint
 from environments.evo.program import (
     CALL_CPU_S,
-    CallResult,
     ProgramFailure,
     SandboxFailure,
     run_calls,
@@ -45,9 +48,15 @@ from environments.evo.program import (
 )
 from environments.evo.review import ModelReviewer, Reviewer, Sample, answer_of, rule_review
 from environments.evo.settings import EvoSettings
+from environments.evo.shortcuts import (
+    Task,
+    probe_rng,
+    search_scorer,
+    search_solvers,
+    secret_seeds,
+)
 
 PROBE_SEEDS = tuple(range(8))
-MANY_SEEDS = tuple(range(100, 124))
 JUNK = (
     "", "lorem ipsum dolor", "<answer></answer>", "<answer> </answer>",
     "<answer>lorem ipsum</answer>",
@@ -217,10 +226,14 @@ def _l1_execution(source: str) -> tuple[Metadata, list[dict[str, Any]]]:
     ]
 
 
-def _l2_contract(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -> dict[str, Any]:
+def _l2_contract(
+    source: str, metadata: Metadata, tasks: list[dict[str, Any]], rng: random.Random
+) -> tuple[dict[str, Any], list[Task]]:
     probes = _probes(tasks, len(PROBE_SEEDS))
     calls = [score_call(tasks[p.task]["instance"], p.response) for p in probes]
-    many = [task_call(seed, level) for level in metadata.difficulties for seed in MANY_SEEDS]
+    seeds = secret_seeds(rng)
+    wanted = [(seed, level) for level in metadata.difficulties for seed in seeds]
+    many = [task_call(seed, level) for seed, level in wanted]
     try:
         results = run_calls(source, calls + many)
     except ProgramFailure as exc:
@@ -259,8 +272,14 @@ def _l2_contract(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -
         share = sum(flags) / len(flags)
         if share < PERTURBED_BELOW_ONE:
             raise Rejected("L2", "contract", f"only {share:.0%} of {label}s score below 1")
-    by_level = _instances_by_level(metadata, generated)
-    lowest, highest = by_level[metadata.difficulties[0]], by_level[metadata.difficulties[-1]]
+    secret = [
+        Task(seed, level, r.value["instance"], r.value["prompt"], r.value["reference"])
+        for (seed, level), r in zip(wanted, generated, strict=True)
+    ]
+    lowest, highest = (
+        [task.instance for task in secret if task.difficulty == level]
+        for level in (metadata.difficulties[0], metadata.difficulties[-1])
+    )
     differ = sum(a != b for a, b in zip(lowest, highest, strict=True)) / len(lowest)
     if differ < 0.8:
         raise Rejected(
@@ -271,7 +290,20 @@ def _l2_contract(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -
         "scored": len(calls),
         "generated": len(generated),
         **{f"below_one[{label}]": sum(f) / len(f) for label, f in sorted(shares.items())},
-    }
+    }, secret
+
+
+def _l2_search(
+    source: str, secret: list[Task], rng: random.Random, settings: EvoSettings
+) -> dict[str, Any]:
+    """The search of the scorer for answers it pays that are not the answer (``shortcuts``)."""
+    try:
+        found = search_scorer(source, secret, rng, settings.symbolic_cpu_s)
+    except ProgramFailure as exc:
+        raise Rejected("L2", "contract", f"the search run failed: {exc}") from None
+    if found.refusal is not None:
+        raise Rejected("L2", "contract", found.refusal)
+    return found.facts
 
 
 def _l3_forms(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -> str:
@@ -301,19 +333,22 @@ def _l3_forms(source: str, metadata: Metadata, tasks: list[dict[str, Any]]) -> s
     return ", ".join(sorted({name for _, name in accepted}))
 
 
-def _instances_by_level(metadata: Metadata, generated: list[CallResult]) -> dict[int, list[Any]]:
-    per_level = len(MANY_SEEDS)
-    return {
-        level: [r.value["instance"] for r in generated[i * per_level : (i + 1) * per_level]]
-        for i, level in enumerate(metadata.difficulties)
-    }
-
-
 def _l4_difficulty(
-    source: str, metadata: Metadata, rollouts: list[Rollout], settings: EvoSettings
-) -> tuple[str, dict[int, float]]:
+    source: str,
+    metadata: Metadata,
+    rollouts: list[Rollout],
+    settings: EvoSettings,
+    secret: tuple[list[Task], random.Random],
+) -> tuple[str, dict[int, float], dict[str, Any]]:
+    try:
+        trivial = search_solvers(source, *secret)
+    except ProgramFailure as exc:
+        raise Rejected("L4", "difficulty", f"the trivial solvers' run failed: {exc}") from None
+    if trivial.refusal is not None:
+        raise Rejected("L4", "difficulty", trivial.refusal)
     if not rollouts and not settings.solver_url:
-        return "uncalibrated: no rollouts supplied and no solver endpoint configured", {}
+        detail = "no trivial solver earns reward often; uncalibrated: no rollouts supplied and "
+        return detail + "no solver endpoint configured", {}, trivial.facts
     if not rollouts:
         rollouts = solver_rollouts(
             source, settings.solver_url, settings.model, metadata.difficulties,
@@ -330,7 +365,11 @@ def _l4_difficulty(
     if why is not None:
         raise Rejected("L4", "difficulty", why)
     shown = ", ".join(f"{level}: {rate:.0%}" for level, rate in rates.items())
-    return f"pass rates per level {shown} within the band", rates
+    return (
+        f"no trivial solver earns reward often; pass rates per level {shown} within the band",
+        rates,
+        trivial.facts,
+    )
 
 
 def admit(
@@ -360,14 +399,30 @@ def admit(
     metadata: Metadata | None = None
     digest = code_digest(source)
     try:
+        rng = probe_rng(settings.probe_key(), digest)
+    except OSError as exc:
+        reports.append(StageReport("L1", "infrastructure", False, f"the probe secret: {exc}"))
+        return Admission("error", tuple(reports), metadata, digest)
+    try:
         metadata, tasks = _l1_execution(source)
         reports.append(
             StageReport("L1", "execution", True, f"{len(tasks)} probe tasks, deterministic in "
                         "two processes, within limits")
         )  # fmt: skip
         meta = metadata
-        l2_detail = "references 1; junk, hostile, hedged and changed answers below 1"
-        stage("L2", "contract", lambda: (l2_detail, _l2_contract(source, meta, tasks)))
+        secret: list[Task] = []
+
+        def contract() -> tuple[str, dict[str, Any]]:
+            facts, drawn = _l2_contract(source, meta, tasks, rng)
+            secret.extend(drawn)
+            facts |= _l2_search(source, secret, rng, settings)
+            detail = (
+                "references 1; junk, hostile, hedged and changed answers below 1; the search "
+                "found no answer paid that is not the answer"
+            )
+            return detail, facts
+
+        stage("L2", "contract", contract)
         samples = [Sample(t["prompt"], t["reference"]) for t in tasks]
 
         def review() -> tuple[str, dict[str, Any]]:
@@ -382,9 +437,11 @@ def admit(
         rates: dict[int, float] = {}
 
         def difficulty() -> tuple[str, dict[str, Any]]:
-            detail, found = _l4_difficulty(source, meta, rollouts or [], settings)
+            detail, found, facts = _l4_difficulty(
+                source, meta, rollouts or [], settings, (secret, rng)
+            )
             rates.update(found)
-            return detail, {"pass_rates": {str(k): v for k, v in found.items()}}
+            return detail, {**facts, "pass_rates": {str(k): v for k, v in found.items()}}
 
         stage("L4", "difficulty", difficulty)
         normalised, prints = normalised_digest(source), fingerprint(tasks)

@@ -72,7 +72,63 @@ def score(instance, response):
     return check_score(namespace["score"](instance, response))
 
 
-OPS = {"task": task, "score": score}
+def symbolic(instance, reference, shape, seconds, longest, wanted):
+    # CrossHair runs score() on a symbolic string (the whole response, or the text inside one
+    # <answer> tag) and returns up to `wanted` responses it found that score above 0 and are not
+    # the reference itself, within `seconds` of CPU (CrossHair's own deadlines are CPU time).
+    try:
+        import inspect
+        from crosshair import core_and_libs  # registers CrossHair's models of the library
+        from crosshair.copyext import CopyMode, deepcopyext
+        from crosshair.core import explore_paths
+        from crosshair.options import DEFAULT_OPTIONS, AnalysisOptionSet
+        from crosshair.statespace import RootNode
+        from crosshair.tracers import NoTracing, ResumedTracing
+    except ImportError as exc:
+        return {"unavailable": f"{type(exc).__name__}: {exc}"}
+    del core_and_libs
+    scorer = namespace["score"]
+
+    class Dull(Exception):
+        pass
+
+    def response_of(text):
+        return "<answer>" + text + "</answer>" if shape == "tagged" else text
+
+    def pays(text):
+        if len(text) > longest:
+            raise Dull
+        response = response_of(text)
+        if response == reference:
+            raise Dull
+        value = scorer(instance, response)
+        if value is None or not value > 0:
+            raise Dull
+
+    found = []
+
+    def complete(space, pre_args, post_args, ret, exc, stack):
+        with NoTracing():
+            if exc is not None:
+                return False
+        with ResumedTracing():
+            text = deepcopyext(pre_args, CopyMode.REALIZE, {}).arguments["text"]
+        with NoTracing():
+            found.append(response_of(str(text)))
+            return len(found) >= wanted
+
+    options = DEFAULT_OPTIONS.overlay(
+        AnalysisOptionSet(per_condition_timeout=seconds, per_path_timeout=seconds / 4)
+    )
+    # The signature is built, not read: the sandbox may compile this driver with postponed
+    # annotations, and CrossHair reads the type of the symbolic argument from it.
+    text = inspect.Parameter("text", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str)
+    call = lambda bound: pays(*bound.args, **bound.kwargs)  # noqa: E731
+    explore_paths(call, inspect.Signature([text]), options, RootNode(), complete)
+    return {"found": found}
+
+
+OPS = {"task": task, "score": score, "symbolic": symbolic}
 reply = {"load": None, "results": []}
 try:
     exec(compile(open("environment.py").read(), "environment.py", "exec"), namespace)

@@ -30,10 +30,10 @@ MAX_WALL_S = 300.0
 BASE_LIMITS = Limits(wall_s=30.0, memory_mb=512, processes=4, output_bytes=8 << 20, file_mb=1)
 
 
-def run_limits(calls: int) -> Limits:
+def run_limits(calls: int, call_cpu_s: float = CALL_CPU_S) -> Limits:
     """The limits of one run of ``calls`` calls: each call's CPU budget, and a wall clock
     several times that."""
-    cpu = START_CPU_S + CALL_CPU_S * calls
+    cpu = START_CPU_S + call_cpu_s * calls
     wall = min(MAX_WALL_S, 10.0 + WALL_PER_CPU_S * cpu)
     return BASE_LIMITS.model_copy(update={"cpu_s": min(cpu, wall), "wall_s": wall})
 
@@ -77,19 +77,29 @@ def score_call(instance: Any, response: str) -> Call:
     return ("score", [instance, response])
 
 
-def _request(source: str, calls: list[Call]) -> RunRequest:
+def symbolic_call(
+    instance: Any, reference: str, *, shape: str, seconds: float, longest: int, wanted: int
+) -> Call:
+    """CrossHair's search for up to ``wanted`` responses other than ``reference`` that
+    ``score`` pays: ``shape`` ``raw`` (the whole response symbolic) or ``tagged`` (the text in
+    one ``<answer>`` tag), strings of at most ``longest`` characters, ``seconds`` of CPU. Its
+    value is ``{"found": [...]}``, or ``{"unavailable": why}`` where CrossHair is not installed."""
+    return ("symbolic", [instance, reference, shape, seconds, longest, wanted])
+
+
+def _request(source: str, calls: list[Call], call_cpu_s: float) -> RunRequest:
     return RunRequest(
         source=DRIVER,
-        stdin=json.dumps({"calls": calls, "cpu_s": CALL_CPU_S}),
+        stdin=json.dumps({"calls": calls, "cpu_s": call_cpu_s}),
         files={"environment.py": base64.b64encode(source.encode()).decode()},
-        limits=run_limits(len(calls)),
+        limits=run_limits(len(calls), call_cpu_s),
     )
 
 
-def _results(record: RunRecord, calls: list[Call]) -> list[CallResult]:
+def _results(record: RunRecord, calls: list[Call], call_cpu_s: float) -> list[CallResult]:
     if record.status == "sandbox_error":
         raise SandboxFailure(record.detail or "the sandbox failed")
-    budget = run_limits(len(calls)).cpu_s or 0.0
+    budget = run_limits(len(calls), call_cpu_s).cpu_s or 0.0
     if record.status == "timeout" and record.cpu_s < budget - 0.5:
         raise SandboxFailure(
             f"the machine is too busy: the run reached its wall-clock limit of "
@@ -127,28 +137,29 @@ def _runs(requests: list[RunRequest]) -> list[RunRecord]:
         raise SandboxFailure(f"{type(exc).__name__}: {exc}") from None
 
 
-def run_calls(source: str, calls: list[Call]) -> list[CallResult]:
+def run_calls(source: str, calls: list[Call], call_cpu_s: float = CALL_CPU_S) -> list[CallResult]:
     """Make ``calls`` in sandbox runs of ``source`` (``CALLS_PER_RUN`` to a run, the runs
-    concurrent), each call within ``CALL_CPU_S``; raises ``ProgramFailure`` when a run as a
+    concurrent), each call within ``call_cpu_s``; raises ``ProgramFailure`` when a run as a
     whole fails, ``SandboxFailure`` when the sandbox does (or the machine is too busy)."""
     chunks = [calls[i : i + CALLS_PER_RUN] for i in range(0, len(calls), CALLS_PER_RUN)]
-    records = _runs([_request(source, chunk) for chunk in chunks])
+    records = _runs([_request(source, chunk, call_cpu_s) for chunk in chunks])
     results: list[CallResult] = []
     for record, chunk in zip(records, chunks, strict=True):
-        results += _results(record, chunk)
+        results += _results(record, chunk, call_cpu_s)
     return results
 
 
 def run_calls_apart(
-    source: str, batches: list[list[Call]]
+    source: str, batches: list[list[Call]], call_cpu_s: float = CALL_CPU_S
 ) -> list[list[CallResult] | ProgramFailure]:
     """Each batch in one run of its own, concurrently (separate processes, typically separate
-    workers with their own hash seeds); a failed run is its ``ProgramFailure``."""
-    records = _runs([_request(source, batch) for batch in batches])
+    workers with their own hash seeds), each call within ``call_cpu_s``; a failed run is its
+    ``ProgramFailure``."""
+    records = _runs([_request(source, batch, call_cpu_s) for batch in batches])
     outcomes: list[list[CallResult] | ProgramFailure] = []
     for record, batch in zip(records, batches, strict=True):
         try:
-            outcomes.append(_results(record, batch))
+            outcomes.append(_results(record, batch, call_cpu_s))
         except ProgramFailure as failure:
             outcomes.append(failure)
     return outcomes

@@ -18,6 +18,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from environments.evo.admission import Admission, StageReport, admit
 from environments.evo.contract import check_source, code_digest
 from environments.evo.novelty import PoolEntry
@@ -26,6 +28,10 @@ from environments.evo.settings import EvoSettings
 
 RECORDS = Path(__file__).parent / "seeds" / "admitted.json"
 SUBMITTER = "seed"
+RECORD_SECRET = SecretStr("the evo seeds' records, made in the open")
+"""The probe secret the seeds' records are made with. Published, unlike a server's: the seeds are
+this project's own code, and their records must come out the same wherever they are made again
+(the test that checks them does)."""
 log = logging.getLogger("envserver.evo")
 
 
@@ -43,8 +49,9 @@ def _record(admission: Admission) -> dict[str, Any]:
 
 
 def admit_seeds(settings: EvoSettings) -> dict[str, Admission]:
-    """Each seed through the pipeline, against the seeds before it (in name order); raises
-    RuntimeError when one is not admitted."""
+    """Each seed through the pipeline, against the seeds before it (in name order), with the
+    probes of ``RECORD_SECRET``; raises RuntimeError when one is not admitted."""
+    settings = settings.model_copy(update={"probe_secret": RECORD_SECRET})
     pool: list[PoolEntry] = []
     admitted = {}
     for stem, source in seed_sources().items():
