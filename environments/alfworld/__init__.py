@@ -11,6 +11,7 @@ from environments.family import Contents, Family, OptionValue
 def _contents() -> Contents:
     from environments.alfworld.family import AlfWorldEnv
     from environments.alfworld.page import PageRenderer
+    from environments.alfworld.search import SEARCH
     from verifiers.base import Unavailable
 
     env = AlfWorldEnv()
@@ -28,6 +29,7 @@ def _contents() -> Contents:
         environments=(env,),
         renderers={env.spec.id: PageRenderer()},
         unavailable={OptionValue(env.spec.id, "engine", "textworld"): textworld} if missing else {},
+        search=SEARCH,
     )
 
 

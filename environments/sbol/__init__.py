@@ -9,6 +9,7 @@ from environments.family import Contents, Family
 def _contents() -> Contents:
     from environments.sbol.drawing import CircuitDrawing
     from environments.sbol.family import FAMILIES
+    from environments.sbol.search import SEARCH
     from environments.single_turn import SingleTurnEnvironment
     from verifiers.sbol import VERIFIER
 
@@ -17,6 +18,7 @@ def _contents() -> Contents:
         verifiers=(VERIFIER,),
         # The playground draws the circuit an answer builds.
         renderers={family.id: CircuitDrawing(family) for family in FAMILIES},
+        search=SEARCH,
     )
 
 

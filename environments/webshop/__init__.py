@@ -7,12 +7,16 @@ from environments.family import Contents, Family
 
 def _contents() -> Contents:
     from environments.webshop.family import WebShopEnv
+    from environments.webshop.search import SEARCH
     from environments.webshop.store import StoreRenderer
     from verifiers.webshop import VERIFIER
 
     env = WebShopEnv()
     return Contents(
-        environments=(env,), verifiers=(VERIFIER,), renderers={env.spec.id: StoreRenderer()}
+        environments=(env,),
+        verifiers=(VERIFIER,),
+        renderers={env.spec.id: StoreRenderer()},
+        search=SEARCH,
     )
 
 
