@@ -366,6 +366,11 @@ def _audit_search(
                 f"  {r.family:<16} {r.tried.total():>7} {r.paid.total():>5} "
                 f"{r.dodged.total():>6} {r.refused.total():>7} {r.seconds:.1f} s"
             )
+            if r.unscored or r.misjudged:
+                typer.echo(
+                    f"    {r.unscored.total()} could not be scored, the judge raised on "
+                    f"{r.misjudged.total()}: " + "; ".join(r.errors[:3])
+                )
             for finding in r.examples:
                 probe = finding.probe
                 shown = probe.response if probe.env is None else probe.actions

@@ -94,6 +94,8 @@ class Report:
     dodged: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     unscored: Counter[str] = field(default_factory=Counter)
+    misjudged: Counter[str] = field(default_factory=Counter)
+    """Mutants whose family judge raised (a bug in the judge; they count as undecided)."""
     examples: list[Finding] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -123,6 +125,7 @@ class Report:
                     ("dodged", self.dodged),
                     ("refused", self.refused),
                     ("unscored", self.unscored),
+                    ("misjudged", self.misjudged),
                 )
             },
             "examples": [finding.as_json() for finding in self.examples],
@@ -243,15 +246,16 @@ def _judge(
         scored = _Scored(target, probe)
     except Exception as exc:  # a mutant the target refuses outright earns nothing; say why
         report.unscored[move] += 1
-        if len(report.errors) < MAX_ERRORS:
-            report.errors.append(f"{move}: {type(exc).__name__}: {exc}"[:300])
+        _error(report, f"{move}: {type(exc).__name__}: {exc}")
         return "nothing"
     got = scored.got
     deserves = mutant.deserves
     if deserves is None:
         try:
             deserves = space.deserves(probe)
-        except Exception:  # a judge that cannot tell is no judge
+        except Exception as exc:  # the judge's bug: counted and shown, never a silent "clean"
+            report.misjudged[move] += 1
+            _error(report, f"{move}: the judge raised {type(exc).__name__}: {exc}")
             deserves = None
     finding = _finding(move, probe, got, deserves, seconds=scored.seconds, limits=limits)
     if finding is not None:
@@ -260,6 +264,11 @@ def _judge(
     if deserves == 1.0 and got.reward is not None and got.reward < 1.0 - EPSILON:
         report.refused[move] += 1
     return "earned" if got.reward is not None and got.reward > 0.0 else "nothing"
+
+
+def _error(report: Report, message: str) -> None:
+    if len(report.errors) < MAX_ERRORS:
+        report.errors.append(message[:300])
 
 
 def _finding(

@@ -122,3 +122,4 @@ def test_a_search_of_a_shipped_family_finds_nothing_paid(family: str, registry: 
     )
     assert report.tried.total() > 0
     assert not report.failed, json.dumps(report.as_json(), indent=1)[:4000]
+    assert not report.misjudged, report.errors
