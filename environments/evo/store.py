@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
@@ -26,22 +23,19 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
-    create_engine,
     select,
     update,
 )
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError, IntegrityError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from environments.evo.admission import Admission
 from environments.evo.novelty import PoolEntry
 from environments.evo.seeding import SUBMITTER, seed_admissions
+from environments.sql import open_engine, race
 
 log = logging.getLogger("envserver.evo")
-RACE_TRIES = 5
-"""Attempts at a write that another process may make at the same moment (the schema, the
-seeds): the loser's transaction fails on a unique constraint or a lock, and finds it done."""
 
 
 class _Base(DeclarativeBase):
@@ -143,10 +137,8 @@ class Store:
     """Submissions and admitted environments at one SQLAlchemy URL."""
 
     def __init__(self, url: str) -> None:
-        if url.startswith("sqlite:///"):
-            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        self.engine: Engine = create_engine(url, pool_pre_ping=True)
-        self._race(self._create)
+        self.engine: Engine = open_engine(url)
+        race(self._create)
 
     def _create(self) -> None:
         # Several replicas (or --workers processes) open a fresh store at once: on PostgreSQL
@@ -156,17 +148,6 @@ class Store:
         with Session(self.engine) as session, session.begin():
             if session.get(GenerationRow, 1) is None:
                 session.add(GenerationRow(id=1, value=0))
-
-    @staticmethod
-    def _race(write: Callable[[], None]) -> None:
-        for attempt in range(RACE_TRIES):
-            try:
-                write()
-                return
-            except DatabaseError:
-                if attempt == RACE_TRIES - 1:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
 
     def close(self) -> None:
         """Close the engine's pooled connections."""
@@ -282,7 +263,7 @@ class Store:
                 if planted:
                     self._bump(session)
 
-        self._race(write)
+        race(write)
         return planted
 
     def submission(self, submission: str) -> Submission:
