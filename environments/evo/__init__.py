@@ -10,8 +10,9 @@ from environments.family import Contents, Family
 
 def _contents() -> Contents:
     from environments.evo.family import EvoFamily
+    from environments.evo.search import SEARCH
 
-    return Contents(extension=EvoFamily())
+    return Contents(extension=EvoFamily(), search=SEARCH)
 
 
 FAMILY = Family(
