@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any, NoReturn
 
@@ -81,7 +82,8 @@ def nesting_depth(value: Any, limit: int) -> int:
     """How deeply ``value``'s lists and objects nest, counted up to ``limit + 1`` (the walk
     stops there, so a hostile body costs no more than its first too-deep path)."""
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    # A scalar (``123``, ``null``) nests nothing: only lists and objects are walked.
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list) else []
     while stack:
         item, depth = stack.pop()
         if depth > deepest:
@@ -90,7 +92,7 @@ def nesting_depth(value: Any, limit: int) -> int:
                 return deepest
         children = item.values() if isinstance(item, dict) else item
         stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest if isinstance(value, dict | list) else 0
+    return deepest
 
 
 def _non_finite(text: str) -> NoReturn:
@@ -107,16 +109,42 @@ def _finite_float(text: str) -> float:
     return value if math.isfinite(value) else _non_finite(text)
 
 
+def _unpaired_surrogate(value: Any) -> str | None:
+    """The first lone UTF-16 surrogate in a string (key or value) of ``value``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode()
+            except UnicodeEncodeError as exc:
+                return item[exc.start]
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 def _loads(body: bytes) -> Any:
     """``json.loads`` at orjson's speed: orjson parses every well-formed body; the standard
-    library reparses only what orjson refuses (malformed, deeper than orjson's 1024 levels, and
-    the non-finite numbers orjson refuses too), so every error message stays the standard
-    library's. ``NaN``, ``Infinity`` and ``1e400`` (which the standard library would read as
-    non-finite floats) are refused with 422: they are not JSON, and no field takes them."""
+    library reparses only what orjson refuses (malformed, deeper than orjson's 1024 levels, the
+    non-finite numbers and the lone surrogates orjson refuses too), so every error message stays
+    the standard library's. ``NaN``, ``Infinity`` and ``1e400`` (which the standard library would
+    read as non-finite floats) are refused with 422: they are not JSON, and no field takes them.
+    A string escaping half a surrogate pair (``"\\ud800"``) is not text (RFC 8259 8.2: no UTF-8
+    can hold it, so no answer could echo it) and is refused as malformed JSON."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
-        return json.loads(body, parse_constant=_non_finite, parse_float=_finite_float)
+        value = json.loads(body, parse_constant=_non_finite, parse_float=_finite_float)
+    if (surrogate := _unpaired_surrogate(value)) is not None:
+        escape = f"\\u{ord(surrogate):04x}"
+        found = re.search(re.escape(escape).encode(), body, re.IGNORECASE)
+        where = found.start() if found else 0
+        raise json.JSONDecodeError(f"unpaired surrogate {escape}", body.decode("latin-1"), where)
+    return value
 
 
 def parse_body(body: bytes) -> Any:

@@ -8,6 +8,12 @@ what a model reads (the observation, the actions the environment admits now, the
 token to pass on); its structured content is the HTTP route's answer. A refused call (an unknown
 environment, a bad token, a busy server) is a tool error whose text is the problem's detail and
 whose structured content is the problem document.
+
+In front of the SDK, ``/mcp`` answers only what a stateless server answers: a POST whose body is
+JSON the service accepts (``envserver.limits``: not too deep, no non-finite number, no half
+surrogate pair), else a JSON-RPC parse error (400); GET (an event stream for server-initiated
+messages, which a stateless server never sends) and DELETE (a session to end: there is none)
+are 405, as the MCP specification allows, so no stream is held open.
 """
 
 from __future__ import annotations
@@ -20,16 +26,21 @@ from fastapi import FastAPI
 from mcp.server.fastmcp import FastMCP
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import CallToolResult, TextContent
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
 
 from envserver.catalogue import served_now
+from envserver.limits import parse_body
 from envserver.problems import Problem, problem_body
 from envserver.service import Service
 from envserver.wire import (
     Observation,
     ResetRequest,
     ResetResponse,
+    Seed,
     StepRequest,
     StepResponse,
     VerifyRequest,
@@ -92,6 +103,57 @@ async def _answer(call: Awaitable[CallToolResult]) -> CallToolResult:
     )
 
 
+def _rpc_error(status: int, rpc_code: int, message: str, **headers: str) -> JSONResponse:
+    # JSON-RPC's error object, as the SDK answers what it refuses itself; no request id could
+    # be read, so it is null.
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": rpc_code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+class _Stateless:
+    """The SDK's streamable HTTP endpoint behind the checks of the module's doc."""
+
+    def __init__(self, manager: StreamableHTTPSessionManager) -> None:
+        self.manager = manager
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            refused = _rpc_error(
+                405,
+                INVALID_REQUEST,
+                f"{scope['method']} {MCP_PATH}: this MCP server is stateless and answers POST "
+                "only (no event stream to open, no session to end)",
+                Allow="POST",
+            )
+            await refused(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:  # the body's size is already bounded (BodyLimitMiddleware)
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            parse_body(body)
+        except (ValueError, Problem) as exc:
+            detail = exc.detail if isinstance(exc, Problem) else str(exc)
+            await _rpc_error(400, PARSE_ERROR, f"Parse error: {detail}")(scope, receive, send)
+            return
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.manager.handle_request(scope, replay, send)
+
+
 def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
     """Add ``/mcp`` to ``app``; the returned manager must run (``async with manager.run()``)
     for the app's lifetime."""
@@ -124,7 +186,7 @@ def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
     @server.tool()
     async def reset(
         env_id: str,
-        seed: int | None = None,
+        seed: Seed | None = None,
         options: dict[str, Any] | None = None,
         task_id: str | None = None,
     ) -> CallToolResult:
@@ -173,5 +235,6 @@ def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:
 
         return await _answer(run())
 
-    app.router.routes.extend(server.streamable_http_app().routes)
+    server.streamable_http_app()  # makes the session manager, served behind the checks
+    app.router.routes.append(Route(MCP_PATH, endpoint=_Stateless(server.session_manager)))
     return server.session_manager

@@ -25,14 +25,14 @@ from starlette.websockets import WebSocketDisconnect
 
 from envserver.catalogue import env_info
 from envserver.limits import LimitedRoute, parse_body
-from envserver.problems import Problem
+from envserver.problems import Problem, body_problem
 from envserver.service import Service
 from envserver.wire import (
-    MAX_SEED,
     MAX_TOKEN_CHARS,
     Observation,
     ResetRequest,
     ResetResponse,
+    Seed,
     StepRequest,
     StepResponse,
 )
@@ -46,7 +46,7 @@ class OpenEnvReset(BaseModel):
     ``options`` or ``task_id``."""
 
     model_config = ConfigDict(extra="forbid")
-    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+    seed: Seed | None = None
     episode_id: str | None = Field(None, max_length=255)
     options: dict[str, Any] = Field(default_factory=dict)
     task_id: str | None = Field(None, max_length=1024)
@@ -129,9 +129,7 @@ async def reset(env_id: str, request: Request) -> dict[str, Any]:
     try:
         return await _reset(_service(request), env_id, data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"]))
-        raise Problem(422, f"{where}: {first['msg']}", kind="validation-error") from None
+        raise body_problem(exc) from None
 
 
 @router.post(PREFIX + "/step")
@@ -202,7 +200,7 @@ class _Session:
     episode_id: str | None = None
     steps: int = 0
 
-    async def answer(self, frame: str) -> dict[str, Any] | None:
+    async def answer(self, frame: bytes) -> dict[str, Any] | None:
         """The answer to one message; None for ``close``."""
         try:
             kind, data = self._message(frame)
@@ -223,18 +221,21 @@ class _Session:
         except Problem as problem:
             return _error(problem.detail, "EXECUTION_ERROR")
 
-    def _message(self, frame: str) -> tuple[str, dict[str, Any]]:
+    def _message(self, frame: bytes) -> tuple[str, dict[str, Any]]:
         if len(frame) > self.service.settings.max_body_bytes:
             limit = self.service.settings.max_body_bytes
             raise _Refused(f"message exceeds {limit} bytes", "TOO_LARGE")
         try:
-            message = parse_body(frame.encode())
+            message = parse_body(frame)
         except (ValueError, Problem) as exc:
             raise _Refused(f"Invalid JSON: {exc}", "INVALID_JSON") from None
-        kind = message.get("type") if isinstance(message, dict) else None
-        data = message.get("data", {}) if isinstance(message, dict) else {}
-        if kind not in ("reset", "step", "state", "close") or not isinstance(data, dict):
-            raise _Refused(f"Unknown message type: {kind}", "UNKNOWN_TYPE")
+        if not isinstance(message, dict):
+            raise _Refused("a message is a JSON object: {type, data}", "INVALID_JSON")
+        kind, data = message.get("type"), message.get("data", {})
+        if kind not in ("reset", "step", "state", "close"):
+            raise _Refused(f"Unknown message type: {str(kind)[:100]}", "UNKNOWN_TYPE")
+        if not isinstance(data, dict):
+            raise _Refused(f"a {kind} message's data is a JSON object", "VALIDATION_ERROR")
         return kind, data
 
     async def _episode(self, kind: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -258,7 +259,14 @@ async def session(websocket: WebSocket, env_id: str) -> None:
     await websocket.accept()
     state = _Session(_service(websocket), env_id)
     try:
-        while (answer := await state.answer(await websocket.receive_text())) is not None:
+        while (message := await websocket.receive())["type"] != "websocket.disconnect":
+            # OpenEnv's client sends text; a binary frame is read as the same JSON, in UTF-8.
+            text = message.get("text")
+            frame: bytes = text.encode() if text is not None else message.get("bytes") or b""
+            answer = await state.answer(frame)
+            if answer is None:  # the client's close: the session ends cleanly
+                await websocket.close()
+                break
             await websocket.send_json(answer)
     except WebSocketDisconnect:
         pass

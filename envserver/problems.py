@@ -16,7 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -224,6 +224,17 @@ def schema_problem(errors: list[dict[str, Any]]) -> Problem:
         f"{where}: {first['msg']}" if where else str(first["msg"]),
         kind="validation-error",
         extra={"errors": errors},
+    )
+
+
+def body_problem(exc: ValidationError) -> Problem:
+    """``schema_problem`` for a body a route validates itself (a stream frame's, OpenEnv's):
+    pydantic's errors, located in the body."""
+    return schema_problem(
+        [
+            {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+            for e in exc.errors()[:50]
+        ]
     )
 
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ValidationError
 from starlette.websockets import WebSocketDisconnect
 
 from envserver.limits import parse_body
-from envserver.problems import Problem, problem_body, schema_problem
+from envserver.problems import Problem, body_problem, problem_body
 from envserver.routes import ENV_PATH
 from envserver.service import Service
 from envserver.wire import (
@@ -60,6 +60,8 @@ STREAM_PATH = "/v1/stream"
 MAX_IN_FLIGHT = 256
 """Calls one socket may have open at once (running, or answered but not yet sent)."""
 MAX_ID_CHARS = 256
+ID_RANGE = range(-(2**63), 2**64)
+"""The integers an id may be: what a JSON encoder writes back exactly (64 bits)."""
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?\d{1,20})')
 
 Handler = Callable[[Service, str, Any], Awaitable[BaseModel]]
@@ -121,20 +123,26 @@ def route(path: str) -> tuple[str, str, Handler]:
 
 
 def _leading_id(frame: bytes) -> Any:
-    """The id an unparsed frame starts with, if it starts with one."""
+    """The id an unparsed frame starts with, if it starts with one that could be answered."""
     match = _LEADING_ID.match(frame[: MAX_ID_CHARS + 32])
-    return orjson.loads(match.group(1)) if match else None
+    try:
+        found = orjson.loads(match.group(1)) if match else None
+    except orjson.JSONDecodeError:  # half a surrogate pair: no answer could carry it
+        return None
+    valid = isinstance(found, str) or (isinstance(found, int) and found in ID_RANGE)
+    return found if valid else None
 
 
 def _request_id(envelope: Any) -> Any:
     if not isinstance(envelope, dict):
         raise Problem(400, "a frame is a JSON object: {id, path, body}", kind="malformed-frame")
     request_id = envelope.get("id")
-    valid = isinstance(request_id, str) and len(request_id) <= MAX_ID_CHARS
-    if not (valid or (isinstance(request_id, int) and not isinstance(request_id, bool))):
+    text = isinstance(request_id, str) and len(request_id) <= MAX_ID_CHARS
+    number = isinstance(request_id, int) and not isinstance(request_id, bool)
+    if not (text or (number and request_id in ID_RANGE)):
         raise Problem(
             400,
-            f"a frame's id is a string of at most {MAX_ID_CHARS} characters or an integer",
+            f"a frame's id is a string of at most {MAX_ID_CHARS} characters or a 64-bit integer",
             kind="malformed-frame",
         )
     return request_id
@@ -207,12 +215,7 @@ class _Socket:
                 try:
                     reply = await handler(self.service, env_id, body)
                 except ValidationError as exc:
-                    raise schema_problem(
-                        [
-                            {"loc": ["body", *e["loc"]], "msg": e["msg"], "type": e["type"]}
-                            for e in exc.errors()[:50]
-                        ]
-                    ) from None
+                    raise body_problem(exc) from None
                 status, payload = 200, reply.model_dump_json()
             except Problem as problem:
                 status = problem.status

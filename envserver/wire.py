@@ -6,9 +6,10 @@ Light on purpose: clients import this module, so it depends on pydantic alone (a
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from verifiers.numbers import StrictNumbers
 
@@ -20,6 +21,18 @@ MAX_JSON_DEPTH = 100
 
 Status = Literal["ok", "invalid", "timeout", "error"]
 ItemStatus = Literal["ok", "timeout", "error"]
+
+
+def _not_text(value: Any) -> Any:
+    # The text "42" would convert; a seed in a JSON body is a number (options, which task ids
+    # carry as text, do convert).
+    if isinstance(value, str | bytes):
+        raise PydanticCustomError("int_type", "a seed is an integer, not text")
+    return value
+
+
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED), BeforeValidator(_not_text)]
+"""A task seed: an integer from 0 to ``MAX_SEED``, never its text."""
 
 
 class WireModel(StrictNumbers):
@@ -104,7 +117,7 @@ class Catalogue(WireReply):
 class ResetRequest(WireModel):
     """Start an episode by ``seed`` and ``options``, or by ``task_id``; neither: a random seed."""
 
-    seed: int | None = Field(None, ge=0, le=MAX_SEED)
+    seed: Seed | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     task_id: str | None = Field(None, max_length=1024)
 

@@ -234,9 +234,17 @@ def test_invalid_options_name_the_field(http: httpx.Client) -> None:
     assert "items.1.options.max_attempts" in str(assert_problem(batch, 422)["detail"])
 
 
-@pytest.mark.parametrize("seed", [-1, 2**63, "seven", 1.5])
+@pytest.mark.parametrize("seed", [-1, 2**63, "seven", 1.5, "42", True])
 def test_bad_seeds(http: httpx.Client, seed: object) -> None:
+    # A seed is a JSON integer: its text ("42") is refused like any other text.
     assert_problem(http.post("/v1/envs/math/reset", json={"seed": seed}), 422)
+
+
+def test_a_string_escaping_half_a_surrogate_pair_is_malformed_json(http: httpx.Client) -> None:
+    # No UTF-8 can hold it, so no answer could echo it back: refused where the body is read.
+    body = b'{"verifier": "math", "items": [{"response": "\\ud800", "reference": "1"}]}'
+    response = http.post("/v1/verify", content=body, headers={"content-type": "application/json"})
+    assert_problem(response, 400, "malformed-json")
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """``/mcp`` with the ``mcp`` SDK's own client session over streamable HTTP: the tools are listed,
 an ALFWorld game is played to ``won`` from the expert plan, a batch of math answers is verified,
-and refusals are tool errors carrying the problem."""
+and refusals are tool errors carrying the problem; what a stateless server does not serve (GET,
+DELETE) is 405 and a body it cannot accept a JSON-RPC parse error (tests/test_fuzz.py fuzzes
+both)."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import httpx
+import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types import CallToolResult, TextContent
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, CallToolResult, TextContent
 
 from tests.test_contracts import env
 
@@ -112,3 +116,45 @@ def test_refusals_are_tool_errors_with_the_problem(base_url: str) -> None:
         assert (both.isError, structured(both)["status"]) == (True, 422)
 
     with_session(base_url, play)
+
+
+def test_a_seed_is_an_integer_not_its_text(base_url: str) -> None:
+    async def play(session: ClientSession) -> None:
+        text_seed = await session.call_tool("reset", {"env_id": "math", "seed": "42"})
+        assert text_seed.isError, text(text_seed)
+        number = await session.call_tool("reset", {"env_id": "math", "seed": 42})
+        assert not number.isError, text(number)
+
+    with_session(base_url, play)
+
+
+HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
+def test_a_stateless_server_answers_post_only_and_holds_no_stream(
+    base_url: str, method: str
+) -> None:
+    # GET would open an event stream for messages a stateless server never sends, and nothing
+    # would end it; the specification lets a server answer 405 instead.
+    answer = httpx.request(method, f"{base_url}/mcp", headers=HEADERS, timeout=10)
+    assert (answer.status_code, answer.headers["allow"]) == (405, "POST")
+    assert answer.json()["error"]["code"] == INVALID_REQUEST
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[" * 5000 + b"]" * 5000,  # deeper than any request may nest
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list"}',  # half a surrogate pair
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}',
+        b"{not json",
+    ],
+)
+def test_a_body_that_is_not_json_the_service_accepts_is_a_parse_error(
+    base_url: str, body: bytes
+) -> None:
+    answer = httpx.post(f"{base_url}/mcp", content=body, headers=HEADERS, timeout=30)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()
+    assert (error["id"], error["error"]["code"]) == (None, PARSE_ERROR), error

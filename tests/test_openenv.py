@@ -1,15 +1,19 @@
 """``/openenv/<env id>`` with OpenEnv's own client (``openenv.GenericEnvClient``, over its
 WebSocket) and OpenEnv's HTTP wire format: a math episode, an ALFWorld game to ``won``, a WebShop
-purchase, and an episode that goes on across a server restart (the token in the metadata)."""
+purchase, an episode that goes on across a server restart (the token in the metadata), and
+malformed messages answered as OpenEnv's errors (tests/test_fuzz.py fuzzes them)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from openenv import GenericEnvClient
+from websockets.exceptions import ConnectionClosedOK
+from websockets.sync.client import connect
 
 from tests.conftest import make_server
 from tests.test_contracts import env
@@ -102,3 +106,39 @@ def test_openenv_errors_are_its_error_messages(base_url: str) -> None:
         client.reset(seed=1)
         with pytest.raises(RuntimeError, match="EXECUTION_ERROR"):
             client.step({"action": "x", "state_token": "forged"})
+
+
+def test_malformed_messages_are_openenv_errors_and_the_socket_stays_up(base_url: str) -> None:
+    # Scalars, a binary frame, a message that is not an object: each answered with an error
+    # OpenEnv's client reads, and the session goes on.
+    url = base_url.replace("http://", "ws://") + "/openenv/math/ws"
+    with connect(url) as ws:
+        for frame, code in [
+            ("123", "INVALID_JSON"),
+            ("null", "INVALID_JSON"),
+            ("[1]", "INVALID_JSON"),
+            ('{"type": "step", "data": 5}', "VALIDATION_ERROR"),
+            ('{"type": "nope"}', "UNKNOWN_TYPE"),
+            ('{"type": "reset", "data": {"seed": "42"}}', "VALIDATION_ERROR"),
+            (b"\xff\xfe", "INVALID_JSON"),
+        ]:
+            ws.send(frame)
+            answer = json.loads(ws.recv(timeout=60))
+            assert (answer["type"], answer["data"]["code"]) == ("error", code), (frame, answer)
+        ws.send(b'{"type": "reset", "data": {"seed": 1}}')  # a message in a binary frame
+        assert json.loads(ws.recv(timeout=60))["type"] == "observation"
+        ws.send('{"type": "close"}')
+        with pytest.raises(ConnectionClosedOK):  # closed cleanly, as asked
+            ws.recv(timeout=60)
+
+
+@pytest.mark.parametrize("body", [b"123", b"true", b"null", b"[1]", b'{"seed": "42"}'])
+def test_openenv_http_reset_refuses_a_body_it_cannot_use(base_url: str, body: bytes) -> None:
+    answer = httpx.post(
+        f"{base_url}/openenv/math/reset",
+        content=body,
+        headers={"content-type": "application/json"},
+        timeout=60,
+    )
+    assert answer.status_code == 422, answer.text
+    assert answer.headers["content-type"].startswith("application/problem+json")

@@ -30,7 +30,10 @@ from tests.server import ROOT
 PLUGIN = "tests.plugins.loopholes"
 CONTROL = "test.loopholes"
 """The control family's name (its declaration's)."""
-CLASSES = {*loopholes.PLANTED, "vacuous"}
+CLASSES = {*loopholes.PLANTED, "vacuous", *loopholes.EPISODE_LOOPHOLES}
+PLANTED_IN = {"test.loopholes", "test.loopholes/buttons"}
+"""Where the loopholes are; their sound twins (``test.loopholes.sound``, ``…/buttons-sound``)
+must pay nothing."""
 CI_BUDGET_S = float(os.environ.get("ENVSERVER_SEARCH_BUDGET_S", "20"))
 """Seconds per shipped family in CI; ``make audit-search`` sets more."""
 CONTROL_TRIES = 3000
@@ -53,10 +56,20 @@ def paid_targets(report: Report) -> set[str]:
     return {finding.probe.target for finding in report.examples if finding.kind == "paid"}
 
 
+def found_by_their_own_moves(report: Report) -> set[str]:
+    """The classes with a finding that its own planted loophole paid (each loophole names
+    itself in the score's detail), not only some other class's."""
+    return {
+        finding.move
+        for finding in report.examples
+        if finding.kind == "paid" and finding.got.detail.startswith(f"{finding.move}:")
+    }
+
+
 def test_the_search_finds_every_planted_loophole_in_process(registry: Registry) -> None:
     report = control(redteam.InProcess(registry))
-    assert set(report.paid) == CLASSES, report.as_json()
-    assert paid_targets(report) == {"test.loopholes"}, "the sound twin paid nothing"
+    assert found_by_their_own_moves(report) == CLASSES, report.as_json()
+    assert paid_targets(report) == PLANTED_IN, "the sound twins pay nothing"
     assert report.tried.total() == CONTROL_TRIES
     assert not report.dodged and not report.unscored, report.errors
 
@@ -66,8 +79,8 @@ def test_the_search_finds_every_planted_loophole_over_http(tmp_path: Path) -> No
     server = make_server(tmp_path, ENVSERVER_PLUGINS=plugins)
     with server, EnvServerClient(server.base_url) as client:
         report = control(OverHttp(client))
-    assert set(report.paid) == CLASSES, report.as_json()
-    assert paid_targets(report) == {"test.loopholes"}
+    assert found_by_their_own_moves(report) == CLASSES, report.as_json()
+    assert paid_targets(report) == PLANTED_IN
 
 
 def test_a_search_is_replayed_by_its_seed(registry: Registry) -> None:

@@ -94,6 +94,19 @@ def test_malformed_frames_get_problems_and_the_socket_stays_up(base_url: str) ->
         assert (reply["status"], reply["body"]["type"].endswith("too-deep")) == (422, True)
         ws.send(json.dumps({"id": 5, "path": "/v1/verify", "body": {}, "extra": 1}))
         assert json.loads(ws.recv(timeout=30))["status"] == 400
+        # A frame that is a scalar, and ids no answer could carry back (half a surrogate pair,
+        # past 64 bits): each answered 400, with a null id.
+        for frame in ("123", "true", "null", "1.5", '"text"'):
+            ws.send(frame)
+            assert json.loads(ws.recv(timeout=30)) | {"body": None} == {
+                "id": None,
+                "status": 400,
+                "body": None,
+            }, frame
+        for request_id in ('"\\udfff"', str(2**64), str(10**400)):
+            ws.send(f'{{"id": {request_id}, "path": "/v1/verify", "body": {{}}}}')
+            answer = json.loads(ws.recv(timeout=30))
+            assert (answer["id"], answer["status"]) == (None, 400), (request_id, answer)
         assert call(ws, 6, "/v1/envs/math/reset", {"seed": 1})["status"] == 200
 
 
