@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import environments.math
+from environments.math import FAMILY
 from environments.task_id import TaskId
 
 
 def expert_answer(task_id: str) -> str:
     """The reference response for ``task_id``, computed in-process from the math family."""
     task = TaskId.parse(task_id)
-    env = environments.math.ENVIRONMENTS[0]
+    env = FAMILY.load().environments[0]
     options = env.spec.options_model.model_validate(task.options)
     state = {"seed": task.seed, "options": options.model_dump(mode="json"), "attempt": 0}
     return env.expert_action(state)

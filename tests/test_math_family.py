@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 import verifiers.math as math_verifier
 from environments.base import Environment, EpisodeFinished
-from environments.math import ENVIRONMENTS
+from environments.math import FAMILY
 from environments.math.family import MathTaskOptions, MathTasks, draw_problem
 from environments.math.kinds import KINDS, Difficulty
 from environments.single_turn import Task
@@ -82,7 +82,7 @@ def test_each_difficulty_has_several_kinds() -> None:
 
 
 def test_environment_spec() -> None:
-    (environment,) = ENVIRONMENTS
+    (environment,) = FAMILY.load().environments
     assert isinstance(environment, Environment)
     spec = environment.spec
     assert (spec.id, spec.version, spec.verifier, spec.kind) == ("math", "1", "math", "single_turn")
@@ -216,7 +216,7 @@ def test_junk_is_invalid(junk: str) -> None:
 
 
 def test_episode_through_the_environment() -> None:
-    (environment,) = ENVIRONMENTS
+    (environment,) = FAMILY.load().environments
     options = environment.spec.options_model.model_validate(
         {"difficulty": "hard", "max_attempts": 2}
     )
@@ -236,7 +236,7 @@ def test_episode_through_the_environment() -> None:
 
 
 def test_task_id_names_the_same_task() -> None:
-    (environment,) = ENVIRONMENTS
+    (environment,) = FAMILY.load().environments
     parsed = TaskId.parse("math@1/42?difficulty=hard")
     options = environment.spec.options_model.model_validate(parsed.options)
     task = _task(42, "hard")

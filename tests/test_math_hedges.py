@@ -10,7 +10,7 @@ from functools import cache
 
 import pytest
 
-from environments.math import ENVIRONMENTS
+from environments.math import FAMILY
 from environments.math.family import MathTaskOptions, MathTasks
 from environments.task_id import TaskId
 from verifiers.math import VERIFIER, MathOptions
@@ -99,7 +99,7 @@ def _integer_task() -> tuple[str, str]:
 
 
 def _by_task_id(task_id: str, response: str) -> Score:
-    (environment,) = ENVIRONMENTS
+    (environment,) = FAMILY.load().environments
     parsed = TaskId.parse(task_id)
     options = environment.spec.options_model.model_validate(parsed.options)
     return environment.score_response(parsed.seed, options, response)
@@ -224,7 +224,7 @@ def test_approximation_by_task_id() -> None:
 
 def test_old_task_ids_name_the_same_tasks() -> None:
     # The option is the verifier's, not the task's: task ids and their options are unchanged.
-    (environment,) = ENVIRONMENTS
+    (environment,) = FAMILY.load().environments
     assert set(environment.spec.options_model.model_fields) == {"difficulty", "max_attempts"}
     assert MathOptions() == MathOptions.model_validate({})
     assert MathOptions().accept_decimal_approximations is False

@@ -12,7 +12,7 @@ from functools import cache
 import pytest
 from math_verify import ExprExtractionConfig, LatexExtractionConfig
 
-from environments.math import ENVIRONMENTS
+from environments.math import FAMILY
 from environments.math.family import MathTaskOptions, MathTasks
 from environments.task_id import TaskId
 from verifiers.math import VERIFIER, MathOptions
@@ -112,7 +112,7 @@ def _task(reference: str) -> str:
 
 
 def _by_task_id(task_id: str, response: str) -> Score:
-    (environment,) = ENVIRONMENTS
+    (environment,) = FAMILY.load().environments
     parsed = TaskId.parse(task_id)
     options = environment.spec.options_model.model_validate(parsed.options)
     return environment.score_response(parsed.seed, options, response)
