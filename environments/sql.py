@@ -27,11 +27,6 @@ DIALECTS = ("sqlite", "postgresql")
 """The databases the stores are written and tested for."""
 
 
-def sqlite_url(data_dir: Path, name: str) -> str:
-    """The URL of the SQLite file ``name`` in ``data_dir``: a store's default."""
-    return f"sqlite:///{data_dir / name}"
-
-
 def open_engine(url: str) -> Engine:
     """An engine for ``url`` (a SQLite file's folder is made; pooled connections are checked
     before use, so a database restarted under a long-running server is reconnected). Raises

@@ -16,7 +16,7 @@ from fastapi_offline import FastAPIOffline
 
 import envserver
 from environments.extension import RESOURCES_STATE
-from envserver import worker
+from envserver import stats, worker
 from envserver.auth import ApiKeyMiddleware
 from envserver.catalogue import build_catalogue
 from envserver.config import Settings
@@ -103,12 +103,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             [Call(worker.ping, (), settings.max_item_timeout_s)]
             * min(settings.pool_workers, settings.max_queue_items)
         )
-        app.state.service = Service(settings, registry, executor, tokens, metrics)
+        app.state.service = Service(
+            settings, registry, executor, tokens, metrics, stats.open_recorder(settings, metrics)
+        )
+        # Each family's digest of its code and data, before the first score is stamped with it.
+        await asyncio.to_thread(
+            app.state.service.provenance.warm, [*registry.envs, *registry.verifiers]
+        )
         app.state.sandbox = sandbox
         metrics.registry.register(sandbox)
         watchdog = asyncio.create_task(executor.watch(), name="pool-watchdog")
         try:
-            async with mcp_sessions.run():
+            async with mcp_sessions.run(), stats.recording(app.state.service.recorder):
                 yield
         finally:
             watchdog.cancel()

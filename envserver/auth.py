@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from starlette.status import WS_1008_POLICY_VIOLATION
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketClose
@@ -13,6 +15,9 @@ from envserver.problems import problem_response
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 DENIAL = "websocket.http.response"
 """The ASGI extension that lets a WebSocket handshake be answered with an HTTP response."""
+CALLER: ContextVar[str] = ContextVar("envserver_caller", default="")
+"""The name of the API key whose request is being served ("" on a server without keys): whose
+run statistics a request reads and writes (``envserver.stats``)."""
 
 
 class ApiKeyMiddleware:
@@ -54,4 +59,5 @@ class ApiKeyMiddleware:
                 await WebSocketClose(WS_1008_POLICY_VIOLATION, detail)(scope, receive, send)
             return
         scope.setdefault("state", {})["api_key"] = key.name
+        CALLER.set(key.name)  # this request's task only: each request runs in its own context
         await self.app(scope, receive, send)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from environments.base import Environment
+from environments.family import owner
 from envserver.registry import Registry
 from envserver.wire import Catalogue, DisabledFamily, EnvInfo, VerifierInfo
 from verifiers.base import Verifier
@@ -26,11 +27,12 @@ def env_info(env: Environment) -> EnvInfo:
     )
 
 
-def verifier_info(verifier: Verifier) -> VerifierInfo:
-    """One verifier's public spec, options as JSON Schema."""
+def verifier_info(verifier: Verifier, family: str) -> VerifierInfo:
+    """One verifier's public spec (``family`` declares it), options as JSON Schema."""
     return VerifierInfo(
         name=verifier.name,
         version=verifier.version,
+        family=family,
         description=verifier.description,
         options_schema=verifier.options_model.model_json_schema(),
         timeout_s=verifier.timeout_s,
@@ -40,9 +42,13 @@ def verifier_info(verifier: Verifier) -> VerifierInfo:
 
 def build_catalogue(registry: Registry) -> Catalogue:
     """Every environment and verifier, and what is disabled, why and how to enable it."""
+    families = list(registry.families.values())
     return Catalogue(
         envs=[env_info(env) for env in registry.envs.values()],
-        verifiers=[verifier_info(v) for v in registry.verifiers.values()],
+        verifiers=[
+            verifier_info(v, getattr(owner(families, v.name), "name", ""))
+            for v in registry.verifiers.values()
+        ],
         disabled=[
             DisabledFamily(name=str(withheld), reason=why.reason, fix=why.fix)
             for withheld, why in registry.disabled.items()

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import os
+from typing import Annotated
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 import envserver
 from envserver.catalogue import env_info, served_now
+from envserver.curriculum import MAX_REPORT_TASKS, Curriculum
 from envserver.limits import LimitedRoute
 from envserver.problems import Problem, problem_responses
 from envserver.service import Service
 from envserver.wire import (
+    MAX_RUN_CHARS,
+    RUN_PATTERN,
     BatchResetRequest,
     BatchResetResponse,
     BatchStepRequest,
     BatchStepResponse,
     Catalogue,
+    CurriculumReport,
+    CurriculumRequest,
+    CurriculumSample,
     EnvInfo,
     ExpandRequest,
     ExpandResponse,
@@ -134,6 +141,37 @@ async def get_env(env_id: str, request: Request) -> EnvInfo:
 async def verify(body: VerifyRequest, request: Request) -> JSONReply:
     """Score a batch of responses against references or task ids."""
     return JSONReply(await _service(request).verify(body))
+
+
+@router.post(
+    "/v1/curriculum/sample",
+    tags=["curriculum"],
+    response_model=CurriculumSample,
+    responses=problem_responses(*_BODY, 404, 410, 503),
+)
+async def curriculum_sample(body: CurriculumRequest, request: Request) -> JSONReply:
+    """Draw task ids of a single-turn environment for a run by the pass rates measured for it:
+    tasks near the target rate, unseen tasks at the exploration rate and where too few are near
+    it (the rule: ``envserver.curriculum``). Needs statistics on the server (503 otherwise)."""
+    return JSONReply(await Curriculum(_service(request)).sample(body))
+
+
+@router.get(
+    "/v1/curriculum/{run}",
+    tags=["curriculum"],
+    response_model=CurriculumReport,
+    responses=problem_responses(401, 404, 410, 422, 503),
+)
+async def curriculum_report(
+    run: Annotated[str, Path(max_length=MAX_RUN_CHARS, pattern=RUN_PATTERN)],
+    request: Request,
+    env: Annotated[str | None, Query(max_length=1024, description="One environment's.")] = None,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_REPORT_TASKS, description="Most attempted tasks listed.")
+    ] = 1000,
+) -> JSONReply:
+    """A run's estimated pass rate per task (most attempted first) and a histogram of them."""
+    return JSONReply(await Curriculum(_service(request)).report(run, env, limit))
 
 
 @router.get("/healthz", tags=["operations"], responses={503: {"model": Health}})

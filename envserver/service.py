@@ -9,8 +9,8 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -29,11 +29,14 @@ from environments.base import (
 )
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
 from envserver import worker
+from envserver.auth import CALLER
 from envserver.config import Settings
+from envserver.digests import Provenance, Stamp
 from envserver.executor import Call, Executor, Outcome, Overloaded, PoolUnavailable
 from envserver.metrics import Metrics
 from envserver.problems import Problem
 from envserver.registry import Disabled, Registry, UnknownEnvironment, UnknownVerifier
+from envserver.stats import Attempt, Label, Recorder
 from envserver.tokens import StateTokens, TokenError
 from envserver.wire import (
     BranchReply,
@@ -98,15 +101,32 @@ class View:
     failure: str = ""
 
 
+class _Planned(NamedTuple):
+    """One verify item on its way to the pool: its metrics target, its call, who scores it,
+    and its task (environment, seed, options) when it names one (for the statistics)."""
+
+    target: str
+    call: Call[Score]
+    stamp: Stamp
+    task: tuple[Environment, int, BaseModel] | None
+
+
 @dataclass
 class Service:
-    """Everything a request needs: settings, families, the pool and the token signer."""
+    """Everything a request needs: settings, families, the pool and the token signer, and the
+    recorder of task statistics (None: ``ENVSERVER_STATS`` is off)."""
 
     settings: Settings
     registry: Registry
     executor: Executor
     tokens: StateTokens
     metrics: Metrics
+    recorder: Recorder | None = None
+    provenance: Provenance = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.provenance = Provenance(self.registry.families)
+        self.metrics.registry.register(self.provenance)
 
     # --- lookups -------------------------------------------------------------------------------
 
@@ -187,21 +207,42 @@ class Service:
         )
         return text if len(text) <= MAX_TASK_ID_LENGTH else None
 
-    def _open(self, token: str, env: Environment, index: int | None) -> Any:
+    def _open(self, token: str, env: Environment, index: int | None) -> tuple[Any, Label | None]:
         try:
-            return self.tokens.open(token, env.spec.id, env.spec.version)
+            state, label = self.tokens.open_labelled(token, env.spec.id, env.spec.version)
         except TokenError as exc:
             raise Problem(
                 403 if exc.forbidden else 400,
                 f"{_where(index, 'state')}: {exc.detail}",
                 kind=exc.kind,
             ) from None
+        return state, (Label.opened(label) if label is not None else None)
 
-    def _issue(self, env: Environment, state: Any) -> str:
+    def _issue(self, env: Environment, state: Any, label: Label | None = None) -> str:
         try:
-            return self.tokens.issue(env.spec.id, env.spec.version, state)
+            sealed = label.sealed() if label is not None else None
+            return self.tokens.issue(env.spec.id, env.spec.version, state, sealed)
         except (TypeError, ValueError) as exc:  # a family bug: its state is not JSON or too big
             raise Problem(500, f"{env.spec.id} produced an unusable state: {exc}") from None
+
+    def env_stamp(self, env: Environment) -> Stamp:
+        """Who scores ``env``'s tasks and steps, and the digest of that code."""
+        return self.provenance.of_env(env, self.registry.verifiers.get(env.spec.verifier or ""))
+
+    def _label(self, run: str | None, task_id: str | None) -> Label | None:
+        """The statistics label of an episode a reset starts (None: nothing to count)."""
+        if self.recorder is None or run is None or task_id is None:
+            return None
+        return Label(CALLER.get(), run, task_id)
+
+    def _record(self, owner: str, run: str, env: Environment, task_id: str, reward: float) -> None:
+        if self.recorder is not None:
+            spec = env.spec
+            share = min(1.0, max(0.0, reward))
+            options = task_id.partition("?")[2]
+            self.recorder.record(
+                Attempt(owner, run, task_id, spec.id, spec.version, options, share)
+            )
 
     async def _run(self, kind: str, target: str, calls: Sequence[Call[T]]) -> list[Outcome[T]]:
         try:
@@ -322,6 +363,7 @@ class Service:
                 (env_id, seed, worker.sent(options)),
                 timeout,
                 inline=not drawn and isinstance(env, CheapReset) and env.cheap_reset(options),
+                cost_key=env_id,
             )
             for seed, options in plans
         ]
@@ -336,10 +378,12 @@ class Service:
                 )
                 continue
             result, view = self._drawn(env_id, outcome.value)
+            task_id = self.task_id(env, seed, options)
+            label = self._label(requests[index].run, task_id)
             reply = ResetResponse(
                 observation=result.observation,
-                state=self._issue(env, result.state),
-                task_id=self.task_id(env, seed, options),
+                state=self._issue(env, result.state, label),
+                task_id=task_id,
                 info=result.info,
             )
             responses.append((reply, view))
@@ -364,12 +408,14 @@ class Service:
     ) -> list[tuple[StepResponse, View | None]]:
         self.check_batch(len(requests))
         env = self.env(env_id)
-        states = [self._open(r.state, env, i if batch else None) for i, r in enumerate(requests)]
+        opened = [self._open(r.state, env, i if batch else None) for i, r in enumerate(requests)]
         timeout = self._timeout(None, env.spec.timeout_s)
+        fn = worker.drawn_step if draw else worker.step
         calls = [
-            Call(worker.drawn_step if draw else worker.step, (env_id, s, r.action), timeout)
-            for s, r in zip(states, requests, strict=True)
+            Call(fn, (env_id, state, r.action), timeout, cost_key=env_id)
+            for (state, _), r in zip(opened, requests, strict=True)
         ]
+        stamp = self.env_stamp(env)
         outcomes: list[Outcome[Any]] = await self._run("step", env_id, calls)
         responses: list[tuple[StepResponse, View | None]] = []
         for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
@@ -377,7 +423,11 @@ class Service:
             if outcome.value is None:
                 self.metrics.scored("step", self.label(env_id), outcome.status, None, "")
                 failed = StepResponse(
-                    status=outcome.status, detail=outcome.detail, state=request.state
+                    status=outcome.status,
+                    detail=outcome.detail,
+                    state=request.state,
+                    scorer=stamp.scorer,
+                    digest=stamp.digest,
                 )
                 responses.append((failed, None))
                 continue
@@ -386,6 +436,13 @@ class Service:
             self.metrics.scored(
                 "step", self.label(env_id), score.status, score.reward, request.action
             )
+            label = opened[index][1]
+            if (
+                label is not None
+                and score.reward is not None
+                and (result.terminated or result.truncated)
+            ):
+                self._record(label.owner, label.run, env, label.task_id, score.reward)
             reply = StepResponse(
                 status=score.status,
                 detail=score.detail,
@@ -394,8 +451,10 @@ class Service:
                 components=score.components,
                 terminated=result.terminated,
                 truncated=result.truncated,
-                state=self._issue(env, result.state),
+                state=self._issue(env, result.state, label),
                 info=result.info,
+                scorer=stamp.scorer,
+                digest=stamp.digest,
             )
             responses.append((reply, view))
         return responses
@@ -409,18 +468,27 @@ class Service:
                 f"{env_id} does not support expand (it is not a tree search environment)",
                 kind="not-expandable",
             )
-        state = self._open(request.state, env, None)
+        state, label = self._open(request.state, env, None)
+        stamp = self.env_stamp(env)
         call = Call(
             worker.expand,
             (env_id, state, request.actions),
             self._timeout(None, env.spec.timeout_s),
+            cost_key=env_id,
         )
         outcome: Outcome[list[Expansion]] = (await self._run("expand", env_id, [call]))[0]
         self._client_error(outcome, None)
         self.metrics.items.labels("expand", self.label(env_id), outcome.status).inc()
         if outcome.value is None:
-            return ExpandResponse(status=outcome.status, detail=outcome.detail)
+            return ExpandResponse(
+                status=outcome.status,
+                detail=outcome.detail,
+                scorer=stamp.scorer,
+                digest=stamp.digest,
+            )
         return ExpandResponse(
+            scorer=stamp.scorer,
+            digest=stamp.digest,
             expansions=[
                 ExpansionReply(
                     action=expansion.action,
@@ -430,7 +498,7 @@ class Service:
                         BranchReply(
                             name=branch.name,
                             observation=branch.observation,
-                            state=self._issue(env, branch.state),
+                            state=self._issue(env, branch.state, label),
                             terminated=branch.terminated,
                             reward=branch.reward,
                             info=branch.info,
@@ -439,14 +507,12 @@ class Service:
                     ],
                 )
                 for expansion in outcome.value
-            ]
+            ],
         )
 
     # --- verification --------------------------------------------------------------------------
 
-    def _verify_call(
-        self, request: VerifyRequest, item: VerifyItem, index: int
-    ) -> tuple[str, Call[Score]]:
+    def _verify_call(self, request: VerifyRequest, item: VerifyItem, index: int) -> _Planned:
         if item.task_id is not None:
             env, task, options = self._task(item.task_id, index)
             if not isinstance(env, SingleTurnScoring):
@@ -463,7 +529,8 @@ class Service:
                 worker.sent(options),
                 item.response,
             )
-            return task.env, Call(worker.score_task, args, timeout)
+            call = Call(worker.score_task, args, timeout, cost_key=task.env)
+            return _Planned(task.env, call, self.env_stamp(env), (env, task.seed, options))
         if request.verifier is None:
             raise Problem(
                 422,
@@ -475,20 +542,23 @@ class Service:
             check.options_model, {**request.options, **(item.options or {})}, index, "options"
         )
         args = (check.name, item.response, item.reference, worker.sent(options))
-        return check.name, Call(
-            worker.verify, args, self._timeout(request.timeout_s, check.timeout_s)
-        )
+        timeout = self._timeout(request.timeout_s, check.timeout_s)
+        call = Call(worker.verify, args, timeout, cost_key=check.name)
+        return _Planned(check.name, call, self.provenance.of_verifier(check), None)
 
     async def verify(self, request: VerifyRequest) -> VerifyResponse:
         """Score every item; results in request order, each with its own status."""
         self.check_batch(len(request.items))
         planned = [self._verify_call(request, item, i) for i, item in enumerate(request.items)]
         target = request.verifier or (
-            planned[0][0] if len({t for t, _ in planned}) == 1 else "mixed"
+            planned[0].target if len({p.target for p in planned}) == 1 else "mixed"
         )
-        outcomes: list[Outcome[Score]] = await self._run("verify", target, [c for _, c in planned])
+        calls = [p.call for p in planned]
+        outcomes: list[Outcome[Score]] = await self._run("verify", target, calls)
+        counted = self.recorder is not None and request.run is not None
+        owner = CALLER.get()
         results = []
-        for index, (item, (name, _), outcome) in enumerate(
+        for index, (item, plan, outcome) in enumerate(
             zip(request.items, planned, outcomes, strict=True)
         ):
             self._client_error(outcome, index)
@@ -496,8 +566,13 @@ class Service:
                 None, outcome.status if outcome.status != "ok" else "error", detail=outcome.detail
             )
             self.metrics.scored(
-                "verify", self.label(name), score.status, score.reward, item.response
+                "verify", self.label(plan.target), score.status, score.reward, item.response
             )
+            if counted and plan.task is not None and score.reward is not None:
+                env, seed, options = plan.task
+                task_id = self.task_id(env, seed, options)
+                if task_id is not None:
+                    self._record(owner, str(request.run), env, task_id, score.reward)
             results.append(
                 VerifyResult(
                     id=item.id,
@@ -507,6 +582,8 @@ class Service:
                     detail=score.detail,
                     extra=score.extra,
                     latency_ms=round(outcome.seconds * 1000, 3),
+                    scorer=plan.stamp.scorer,
+                    digest=plan.stamp.digest,
                 )
             )
         return VerifyResponse(results=results)

@@ -6,6 +6,8 @@ the env id, the env version and the state; the client can neither read it (a sho
 state names the goal product, a text world's holds the whole world: reading them would be winning)
 nor alter, truncate, move it to another environment or replay it against another version
 without it being refused. ``est1`` tokens (zlib JSON, only signed, readable) are refused by name.
+An episode started for a run that keeps statistics also carries the service's label (caller,
+run, task id: ``envserver.stats``), sealed like the state, so its end is counted for that task.
 
 Keys: each secret gives, through HKDF-SHA256, an AES-256-GCM-SIV key and a separate key for the
 nonce. Decisions, and why:
@@ -121,10 +123,16 @@ class StateTokens:
         self._keys = [_SealingKey.derive(secret) for secret in secrets]
         self._max_state_bytes = max_state_bytes
 
-    def issue(self, env_id: str, env_version: str, state: Any) -> str:
-        """A token for ``state`` of ``env_id@env_version``; raises ValueError if it is too large."""
+    def issue(
+        self, env_id: str, env_version: str, state: Any, label: dict[str, str] | None = None
+    ) -> str:
+        """A token for ``state`` of ``env_id@env_version`` (and the service's ``label`` of the
+        episode, sealed beside it: ``envserver.stats``); raises ValueError if it is too large."""
+        envelope = {"env": env_id, "version": env_version, "state": state}
+        if label is not None:
+            envelope["label"] = label
         document = json.dumps(
-            {"env": env_id, "version": env_version, "state": state},
+            envelope,
             separators=(",", ":"),
             sort_keys=True,
             ensure_ascii=False,
@@ -141,6 +149,11 @@ class StateTokens:
     def open(self, token: str, env_id: str, env_version: str) -> Any:
         """The state inside ``token``; raises ``TokenError`` for anything but a genuine token of
         ``env_id@env_version``."""
+        return self.open_labelled(token, env_id, env_version)[0]
+
+    def open_labelled(self, token: str, env_id: str, env_version: str) -> tuple[Any, Any]:
+        """The state inside ``token`` and the label sealed with it (None without one), as
+        ``open``."""
         parts = token.split(".")
         if parts[0] in RETIRED_PREFIXES:
             raise TokenError(
@@ -181,7 +194,7 @@ class StateTokens:
                 f"{env_id}@{env_version}",
                 forbidden=True,
             )
-        return document["state"]
+        return document["state"], document.get("label")
 
     def _unseal(self, sealed: bytes, nonce: bytes) -> dict[str, Any]:
         plain = None

@@ -21,6 +21,27 @@ MAX_JSON_DEPTH = 100
 
 Status = Literal["ok", "invalid", "timeout", "error"]
 ItemStatus = Literal["ok", "timeout", "error"]
+MAX_RUN_CHARS = 128
+RUN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]*$"
+RunLabel = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_RUN_CHARS,
+        pattern=RUN_PATTERN,
+        description="A run's label, chosen by the client (letters, digits, and _ . : - after "
+        "the first): the server keeps the outcomes of its task ids under it when it keeps "
+        "statistics (ENVSERVER_STATS), and ignores it otherwise.",
+    ),
+]
+SCORER = (
+    "Who scored this: the verifier's name@version, or the environment's id@version where it "
+    "scores its own steps."
+)
+DIGEST = (
+    "A digest of the code and data of the scorer's family (its modules and the project modules "
+    "they import, its data files): it changes whenever what scores could."
+)
 
 
 def _not_text(value: Any) -> Any:
@@ -82,6 +103,7 @@ class VerifierInfo(WireReply):
 
     name: str
     version: str
+    family: str = Field("", description="The family that declares the verifier.")
     description: str
     options_schema: dict[str, Any]
     timeout_s: float
@@ -120,6 +142,11 @@ class ResetRequest(WireModel):
     seed: Seed | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     task_id: str | None = Field(None, max_length=1024)
+    run: RunLabel | None = Field(
+        None,
+        description="Count this episode's end for its task in this run's statistics (when the "
+        "server keeps them); the state token carries it, so steps need not repeat it.",
+    )
 
     @model_validator(mode="after")
     def _one_way(self) -> ResetRequest:
@@ -159,6 +186,8 @@ class StepResponse(WireReply):
     truncated: bool = False
     state: str | None = None
     info: dict[str, Any] = Field(default_factory=dict)
+    scorer: str = Field("", description=SCORER)
+    digest: str = Field("", description=DIGEST)
 
 
 class BatchResetRequest(WireModel):
@@ -224,6 +253,8 @@ class ExpandResponse(WireReply):
     status: ItemStatus = "ok"
     detail: str = ""
     expansions: list[ExpansionReply] = Field(default_factory=list)
+    scorer: str = Field("", description=SCORER)
+    digest: str = Field("", description=DIGEST)
 
 
 # --- verification ----------------------------------------------------------------------------
@@ -255,6 +286,7 @@ class VerifyRequest(WireModel):
     options: dict[str, Any] = Field(default_factory=dict, description="Defaults for every item.")
     timeout_s: float | None = Field(None, gt=0, description="Per-item limit (capped by server).")
     items: list[VerifyItem] = Field(min_length=1)
+    run: RunLabel | None = None
 
 
 class VerifyResult(WireReply):
@@ -267,12 +299,117 @@ class VerifyResult(WireReply):
     detail: str = ""
     extra: dict[str, Any] = Field(default_factory=dict)
     latency_ms: float = 0.0
+    scorer: str = Field("", description=SCORER)
+    digest: str = Field("", description=DIGEST)
 
 
 class VerifyResponse(WireReply):
     """``POST /v1/verify``."""
 
     results: list[VerifyResult]
+
+
+# --- curriculum ------------------------------------------------------------------------------
+
+MAX_CURRICULUM_TASKS = 4096
+"""The most task ids one curriculum sample draws."""
+MAX_CURRICULUM_POOL = 50_000
+"""The most task ids a curriculum sample may be restricted to (a dataset's)."""
+
+
+class CurriculumRequest(WireModel):
+    """Draw ``n`` task ids of ``env`` for ``run`` by their measured pass rates (see
+    ``envserver.curriculum``): tasks whose pass rate is near ``target``, unseen tasks at the rate
+    ``explore``, and unseen tasks wherever too few seen ones are near the target."""
+
+    env: str = Field(max_length=1024, description="A single-turn environment.")
+    run: RunLabel
+    n: int = Field(ge=1, le=MAX_CURRICULUM_TASKS, description="How many task ids to draw.")
+    target: float = Field(0.5, gt=0.0, lt=1.0, description="The pass rate to centre on.")
+    width: float = Field(
+        0.2,
+        ge=0.02,
+        le=1.0,
+        description="The Gaussian weight's standard deviation around target, in pass rate.",
+    )
+    explore: float = Field(
+        0.1, ge=0.0, le=1.0, description="The share of draws given to unseen tasks."
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Options of the tasks: the run's tasks with these options are the pool, and "
+        "unseen tasks are new seeds with them.",
+    )
+    tasks: list[str] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_CURRICULUM_POOL,
+        description="Draw only from these task ids of env (a dataset's), instead of the run's "
+        "tasks and new seeds.",
+    )
+    seed: int | None = Field(
+        None, ge=0, le=MAX_SEED, description="Seed of the draw, to repeat it (default: random)."
+    )
+
+    @model_validator(mode="after")
+    def _one_pool(self) -> CurriculumRequest:
+        if self.tasks is not None and self.options:
+            raise ValueError("give options or tasks, not both: task ids carry their options")
+        return self
+
+
+class TaskEstimate(WireReply):
+    """What a run's outcomes say of one task's pass rate: the Beta(1 + successes, 1 + failures)
+    posterior's mean and standard deviation."""
+
+    task_id: str
+    attempts: int
+    successes: float
+    mean: float
+    sd: float
+
+
+class DrawnTask(WireReply):
+    """One drawn task: its id, whether the run never attempted it, and its estimate."""
+
+    task_id: str
+    fresh: bool
+    attempts: int
+    mean: float
+
+
+class CurriculumSample(WireReply):
+    """``POST /v1/curriculum/sample``: the drawn task ids in order, and where they came from."""
+
+    env: str
+    run: str
+    tasks: list[DrawnTask]
+    seen: int = Field(description="Tasks of the pool the run has attempted.")
+    in_band: int = Field(
+        description="Seen tasks whose drawn pass rate fell within about one width of target "
+        "(the candidates for the draws that were not exploration)."
+    )
+    fresh: int = Field(description="Drawn tasks the run never attempted.")
+
+
+class HistogramBin(WireReply):
+    """Tasks whose estimated pass rate lies in [low, high) (the last bin includes 1)."""
+
+    low: float
+    high: float
+    tasks: int
+
+
+class CurriculumReport(WireReply):
+    """``GET /v1/curriculum/{run}``: the run's per-task estimates (most attempted first, up to
+    the request's limit) and a histogram of all of them."""
+
+    run: str
+    env: str | None
+    total: int = Field(description="Tasks the run has attempted (the histogram counts all).")
+    attempts: int = Field(description="Outcomes recorded for the run, in all.")
+    tasks: list[TaskEstimate]
+    histogram: list[HistogramBin]
 
 
 # --- operations ------------------------------------------------------------------------------
