@@ -1,24 +1,37 @@
 """EvoEnv: admission time per submission, and the serving throughput of an admitted environment
 next to a built-in one of the same kind (single-turn knapsack, scored by task id), same run.
 
-    python -m benchmarks.evo_admission [--tasks 48] [--rounds 3]
+    python -m benchmarks.evo_admission [--tasks 48] [--rounds 3] [--admission-only]
+                                       [--baseline REVISION]
 
 Admission runs in this process against its own sandbox (the ten seeds, each against the ones
-before it). A server started on a fresh store is timed until it serves the ten seeds (listed,
-one reset each), next to the same server restarted on that store. Serving starts one server,
-submits a new environment, and times ``/v1/verify`` of expert responses by task id for the
-seed ``evo/zero_one_knapsack`` and the built-in ``opt/knapsack``.
+before it), side by side with the pipeline of ``--baseline`` (by default the commit before
+issue 38's search: its ``admission.py``, read from git and run on today's modules) and with
+today's without the symbolic search: seed by seed, the three in turn, so load hits each alike.
+Wall clock, and CPU time where the sandbox's workers are this process's children (the local
+backends): this process's and theirs, with the runs they reaped.
+
+A server started on a fresh store is timed until it serves the ten seeds (listed, one reset
+each), next to the same server restarted on that store. Serving starts one server, submits a
+new environment, and times ``/v1/verify`` of expert responses by task id for the seed
+``evo/zero_one_knapsack`` and the built-in ``opt/knapsack``.
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import tempfile
 import time
+import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
+from pydantic import SecretStr
 
 from benchmarks.common import median, server
 from environments.evo.admission import admit
@@ -32,21 +45,76 @@ from envserver.testing import LiveServer
 
 EVO = "evo/zero_one_knapsack"
 BUILT_IN = "opt/knapsack"
+BASELINE = "17b0ec1"
+"""The last commit whose admission did not search (issue 38): L1-L5 with the published probes."""
+SETTINGS = EvoSettings(
+    data_dir=Path(),  # admission opens no store
+    probe_secret=SecretStr("the admission benchmark's probe secret"),  # no key file made here
+)
+Admit = Callable[..., Any]
 
 
-def admission_times() -> list[float]:
-    """Seconds per seed admission, each against the seeds admitted before it."""
-    settings = EvoSettings(data_dir=Path())  # admission opens no store
-    pool: list[PoolEntry] = []
-    seconds = []
-    admit(seed_sources()["lis"], [], settings=settings)  # warm the sandbox's workers
-    for name, source in seed_sources().items():
-        started = time.perf_counter()
-        admission = admit(source, pool, settings=settings)
-        seconds.append(time.perf_counter() - started)
-        assert admission.outcome == "admitted", (name, admission.reports)
-        pool.append(PoolEntry(name, admission.normalised, admission.fingerprint))
-    return seconds
+def baseline_admit(revision: str) -> Admit:
+    """``admit`` of ``environments/evo/admission.py`` at ``revision``, run on today's modules."""
+    root = Path(__file__).resolve().parents[1]
+    code = subprocess.run(
+        ["git", "show", f"{revision}:environments/evo/admission.py"],
+        cwd=root, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    module = types.ModuleType("evo_admission_baseline")
+    sys.modules[module.__name__] = module  # dataclasses look their module up
+    exec(compile(code, f"{revision}:admission.py", "exec"), module.__dict__)
+    return module.admit  # type: ignore[no-any-return]
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its descendants (the sandbox's local workers), with the
+    runs they have reaped."""
+    own = psutil.Process().cpu_times()
+    total = float(own.user + own.system)
+    for child in psutil.Process().children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def admission_times(revision: str) -> dict[str, list[tuple[float, float]]]:
+    """Wall and CPU seconds per seed admission, each against the seeds admitted before it, by
+    pipeline: the baseline's, today's, today's without the symbolic search."""
+    unsymbolic = SETTINGS.model_copy(update={"symbolic_cpu_s": 0.0})
+    pipelines: dict[str, tuple[Admit, EvoSettings]] = {
+        f"baseline ({revision})": (baseline_admit(revision), SETTINGS),
+        "today": (admit, SETTINGS),
+        "today, no symbolic search": (admit, unsymbolic),
+    }
+    pools: dict[str, list[PoolEntry]] = {name: [] for name in pipelines}
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in pipelines}
+    for run, settings in pipelines.values():  # warm the sandbox's workers (and CrossHair's files)
+        run(expert_source(0), [], settings=settings)
+    for stem, source in seed_sources().items():
+        for name, (run, settings) in pipelines.items():
+            cpu, started = cpu_seconds(), time.perf_counter()
+            admission = run(source, pools[name], settings=settings)
+            times[name].append((time.perf_counter() - started, cpu_seconds() - cpu))
+            assert admission.outcome == "admitted", (name, stem, admission.reports)
+            pools[name].append(PoolEntry(stem, admission.normalised, admission.fingerprint))
+    return times
+
+
+def report_admission(times: dict[str, list[tuple[float, float]]]) -> None:
+    """The medians and maxima per pipeline, and today's against the baseline's."""
+    print("admission of the ten seeds, per submission (median / max):")
+    for name, pairs in times.items():
+        wall, cpu = [w for w, _ in pairs], [c for _, c in pairs]
+        print(f"  {name:28s} wall {median(wall) * 1000:6.0f} / {max(wall) * 1000:6.0f} ms   "
+              f"CPU {median(cpu):5.2f} / {max(cpu):5.2f} s")  # fmt: skip
+    baseline, today = (times[name] for name in list(times)[:2])
+    walls = median([t[0] / b[0] for b, t in zip(baseline, today, strict=True)])
+    cpus = median([t[1] / b[1] for b, t in zip(baseline, today, strict=True)])
+    print(f"  today / baseline, median of the seeds' ratios: wall {walls:.1f}x, CPU {cpus:.1f}x")
 
 
 def _submit(http: httpx.Client, source: str) -> None:
@@ -103,11 +171,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=48)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--baseline", default=BASELINE, help="the revision to compare with")
+    parser.add_argument("--admission-only", action="store_true", help="skip the servers")
     args = parser.parse_args()
 
-    seconds = admission_times()
-    print(f"admission of the ten seeds: median {median(seconds) * 1000:.0f} ms, "
-          f"max {max(seconds) * 1000:.0f} ms per submission")  # fmt: skip
+    report_admission(admission_times(args.baseline))
+    if args.admission_only:
+        return
 
     # A fresh store (the seeds planted on first open) next to a restart on it (the baseline).
     workdir = Path(tempfile.mkdtemp(prefix="envserver-bench-evo-"))
