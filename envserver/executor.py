@@ -8,6 +8,18 @@ the server's time in them; ``benchmarks/pool_hop.py`` measures the hop).
 An item past its deadline, or whose request was cancelled, has its worker killed and replaced
 while the other items of its batch and other requests carry on.
 
+**Coalescing under saturation.** A worker that comes free while items queue and no other worker
+is idle may take several queued items in one write, when each has a small running cost estimate
+(``coalesce_item_s``; kept per function and environment or verifier from what workers report,
+raised at once by a slow item and lowered slowly by fast ones), up to ``COALESCE_MAX_ITEMS`` and
+``COALESCE_BUDGET`` estimates in all and a fair share of the queue. The worker runs them one
+after the other and answers each as it ends; each keeps its own deadline, armed when it starts.
+An idle worker always takes a single item, and an item of unknown or large cost always goes
+alone, so coalescing adds no wait while capacity is free and never puts a cheap item behind a
+slow one. What it saves is the hop's per-item price under load: a write from the event loop and
+a wake-up of the worker per item (``benchmarks/coalescing.py`` measures it, and what cheap items
+mixed with slow ones wait).
+
 Calls marked ``inline`` (work that is cheap by its family's own declaration, such as a seeded
 task generation) run in the server process instead, a few at a time between yields to the event
 loop: even this hop costs several times such work.
@@ -27,6 +39,7 @@ import contextlib
 import ctypes
 import functools
 import logging
+import math
 import multiprocessing
 import pickle
 import signal
@@ -37,7 +50,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
 from typing import Any, Generic, Literal, TypeVar
 
@@ -47,13 +60,23 @@ _PICKLE = pickle.HIGHEST_PROTOCOL
 INLINE_SLICE = 8
 """Inline calls run this many at a time between yields to the event loop, so a batch of cheap
 items never holds the loop longer than a few of them take."""
+COALESCE_MAX_ITEMS = 8
+"""The most items a worker takes at once under saturation."""
+COALESCE_BUDGET = 4
+"""Items taken at once add up to at most this many times ``coalesce_item_s`` of estimates."""
+COALESCE_SCAN = 64
+"""How far into the queue a worker taking several items looks for cheap ones."""
+COST_DECAY = 0.1
+"""How far each faster item lowers a running cost estimate (a slower one raises it at once)."""
 
 # Messages on a worker's socket are a length and that many bytes. A worker's start with one of
-# these bytes.
+# these bytes; its answers then hold the item's seconds in the worker, then the pickle.
 _LENGTH = struct.Struct("!Q")
+_SECONDS = struct.Struct("!d")
 _READY = b"S"  # started: the initializer (and warm-up) ran, items may come
-_RESULT = b"R"  # followed by the pickled result
-_RAISED = b"E"  # followed by the pickled exception the item raised
+_RESULT = b"R"  # followed by the seconds and the pickled result
+_RAISED = b"E"  # followed by the seconds and the pickled exception the item raised
+_PICKLE_AT = 1 + _SECONDS.size
 _PR_SET_PDEATHSIG = 1  # prctl(2)
 _RECEIVE_CHUNK = 1 << 18
 FORK_SERVER_GONE_WAIT_S = 2.0
@@ -97,6 +120,9 @@ class Call(Generic[T]):
     args: tuple[Any, ...]
     timeout_s: float
     inline: bool = False
+    cost_key: str = ""
+    """What calls of ``fn`` share a running cost estimate by (the environment or verifier);
+    empty: none, and the call is never coalesced with others."""
 
 
 @dataclass(frozen=True)
@@ -187,11 +213,13 @@ def _serve(
             payload = None
         if payload is None:
             return
+        started = time.perf_counter()
         try:
-            reply = _RESULT + invoke(payload)
+            kind, data = _RESULT, invoke(payload)
         except Exception as exc:  # the server maps it: bad input, or a family's bug
-            reply = _RAISED + _pickle_raised(exc)
-        sock.sendall(_LENGTH.pack(len(reply)) + reply)
+            kind, data = _RAISED, _pickle_raised(exc)
+        seconds = _SECONDS.pack(time.perf_counter() - started)
+        sock.sendall(_LENGTH.pack(len(data) + _PICKLE_AT) + kind + seconds + data)
 
 
 # --- the server's side ------------------------------------------------------------------------
@@ -238,10 +266,10 @@ class _Channel:
             del inbox[:end]
         return messages
 
-    def send(self, payload: bytes) -> bool:
-        """Start sending ``payload``; False when the rest waits for ``flush`` (one message at a
-        time: a worker holds one item)."""
-        data = memoryview(_LENGTH.pack(len(payload)) + payload)
+    def send(self, payloads: Sequence[bytes]) -> bool:
+        """Start sending ``payloads``, a message each, in one write; False when the rest waits
+        for ``flush`` (one write at a time: a worker is sent items only when it has none)."""
+        data = memoryview(b"".join(_LENGTH.pack(len(p)) + p for p in payloads))
         self._outbox = data[self._write(data) :]
         return not self._outbox
 
@@ -267,7 +295,8 @@ class _Worker:
     slot: int
     ready: bool = False
     lost: bool = False  # killed or dying: whatever it still sends is ignored
-    job: _Job | None = None
+    # Items sent and not answered yet, in the order it runs them: the first is running.
+    jobs: deque[_Job] = field(default_factory=deque)
 
 
 @dataclass(eq=False)
@@ -275,14 +304,16 @@ class _Job:
     payload: bytes
     timeout_s: float
     future: asyncio.Future[bytes]
+    cost: tuple[Callable[..., Any], str] | None  # its running estimate's key; None: none
     worker: _Worker | None = None
     timer: asyncio.TimerHandle | None = None
     finished: float = 0.0
 
 
 class Executor:
-    """Worker processes fed one item each by the event loop, with a bounded number of items
-    in flight; a worker that dies or overruns is replaced."""
+    """Worker processes fed by the event loop (one item at a time, or a few cheap ones under
+    saturation), with a bounded number of items in flight; a worker that dies or overruns is
+    replaced."""
 
     def __init__(
         self,
@@ -294,6 +325,7 @@ class Executor:
         warm_up: Callable[[], None] | None = None,
         preload: Sequence[str] = (),
         max_start_failures: int = 5,
+        coalesce_item_s: float = 0.0,
     ) -> None:
         # forkserver: workers never inherit the server's threads or event loop, and restarts
         # after a kill fork from a process that has already imported the families.
@@ -310,10 +342,13 @@ class Executor:
         self.max_queue_items = max_queue_items
         self.retry_after_s = retry_after_s
         self.max_start_failures = max_start_failures
+        self.coalesce_item_s = coalesce_item_s
         self.in_flight = 0
         self.timeouts = 0
         self.crashes = 0
         self.restarts = 0
+        self.coalesced = 0  # items sent behind another in one write
+        self._costs: dict[tuple[Callable[..., Any], str], float] = {}
         self._start_failures = 0  # in a row, since a worker last became ready
         self._start_error = ""
         self._closed = False
@@ -381,7 +416,7 @@ class Executor:
         bar), which a killed worker leaks (the resource tracker's warning at Ctrl-C). Busy ones,
         and any not gone within ``grace_s``, are killed."""
         self._closed = True
-        idle = [w for w in self._slots if w is not None and w.job is None]
+        idle = [w for w in self._slots if w is not None and not w.jobs]
         for leaving in idle:
             self._hang_up(leaving)
         deadline = time.monotonic() + grace_s
@@ -390,9 +425,11 @@ class Executor:
         for worker in self._slots:
             if worker is not None:
                 self._retire(worker)
-                if (job := worker.job) is not None:
-                    self._settle(job)
-                    job.future.set_exception(PoolBroken("the worker pool closed"))
+                for job in worker.jobs:
+                    if not job.future.done():
+                        self._settle(job)
+                        job.future.set_exception(PoolBroken("the worker pool closed"))
+                worker.jobs.clear()
         for future in self._starting.values():
             future.add_done_callback(_kill_started)
         self._starter.shutdown(wait=False, cancel_futures=True)
@@ -457,7 +494,8 @@ class Executor:
         except (RecursionError, pickle.PicklingError, TypeError, AttributeError) as exc:
             detail = f"the item cannot be sent to a worker: {type(exc).__name__}: {exc}"
             return Outcome("error", detail=detail)
-        job = _Job(payload, call.timeout_s, loop.create_future())
+        cost = (call.fn, call.cost_key) if call.cost_key else None
+        job = _Job(payload, call.timeout_s, loop.create_future(), cost)
         self._queue.append(job)
         return job
 
@@ -470,7 +508,7 @@ class Executor:
         except (WorkerDied, PoolBroken) as exc:
             return Outcome("error", detail=str(exc), seconds=seconds)
         try:
-            value = pickle.loads(memoryview(message)[1:])  # noqa: S301 - our worker's bytes
+            value = pickle.loads(memoryview(message)[_PICKLE_AT:])  # noqa: S301 - our worker's
         except (RecursionError, pickle.UnpicklingError, EOFError) as exc:
             return Outcome("error", detail=f"unreadable result: {exc}", seconds=seconds)
         if message[:1] == _RESULT:
@@ -497,24 +535,75 @@ class Executor:
             # The sentinel turns readable when the process has ended, with its exit code.
             self._loop.add_reader(worker.process.sentinel, self._on_exit, worker)
 
-    def _dispatch(self) -> None:
-        """Hand queued items to idle workers."""
+    def _dispatch(self, freed: _Worker | None = None) -> None:
+        """Hand queued items to idle workers: one each, but several to ``freed`` (a worker that
+        has just answered its last item) when no other worker is idle (see the module's doc)."""
         assert self._loop is not None
         while self._queue and self._idle:
-            job = self._queue.popleft()
-            if job.future.done():  # its request was cancelled while it queued
-                continue
             worker = self._idle.pop()
+            jobs = self._take(several=worker is freed and not self._idle)
+            if not jobs:
+                self._idle.append(worker)
+                return
             try:
-                sent = worker.channel.send(job.payload)
-            except OSError:  # the worker died since it was idle: the item never reached it
-                self._queue.appendleft(job)
+                sent = worker.channel.send([job.payload for job in jobs])
+            except OSError:  # the worker died since it was idle: the items never reached it
+                self._queue.extendleft(reversed(jobs))
                 self._kill(worker)
                 continue
-            if not sent:  # a large item: the rest goes as the worker reads
+            if not sent:  # large items: the rest goes as the worker reads
                 self._loop.add_writer(worker.channel.fileno(), self._on_writable, worker)
-            worker.job, job.worker = job, worker
-            job.timer = self._loop.call_later(job.timeout_s, self._expire, job)
+            for job in jobs:
+                job.worker = worker
+            worker.jobs.extend(jobs)
+            self.coalesced += len(jobs) - 1
+            self._begin(jobs[0])
+
+    def _take(self, several: bool) -> list[_Job]:
+        """The next queued item (skipping cancelled ones) and, when ``several`` and it is
+        cheap, the cheap items found within ``COALESCE_SCAN`` of the queue, up to the limits."""
+        queue = self._queue
+        while queue and queue[0].future.done():  # its request was cancelled while it queued
+            queue.popleft()
+        if not queue:
+            return []
+        first = queue.popleft()
+        budget = COALESCE_BUDGET * self.coalesce_item_s - self._estimate(first)
+        if not several or not queue or budget < 0 or not self._cheap(first):
+            return [first]
+        limit = min(COALESCE_MAX_ITEMS, 1 + len(queue) // self.workers)
+        taken, passed = [first], list[_Job]()
+        while queue and len(passed) < COALESCE_SCAN and len(taken) < limit:
+            job = queue.popleft()
+            if job.future.done():
+                continue
+            cost = self._estimate(job)
+            if self._cheap(job) and cost <= budget:
+                taken.append(job)
+                budget -= cost
+            else:
+                passed.append(job)
+        queue.extendleft(reversed(passed))
+        return taken
+
+    def _estimate(self, job: _Job) -> float:
+        """The running cost estimate of ``job``'s kind; infinite when unknown or not kept."""
+        return self._costs.get(job.cost, math.inf) if job.cost is not None else math.inf
+
+    def _cheap(self, job: _Job) -> bool:
+        return self._estimate(job) <= self.coalesce_item_s
+
+    def _observe(self, job: _Job, seconds: float) -> None:
+        """Fold an item's seconds in its kind's estimate: up at once, down by ``COST_DECAY``."""
+        if job.cost is not None:
+            known = self._costs.get(job.cost, 0.0)
+            step = 1.0 if seconds >= known else COST_DECAY
+            self._costs[job.cost] = known + (seconds - known) * step
+
+    def _begin(self, job: _Job) -> None:
+        """``job`` is running now (it is the first its worker has): its deadline starts."""
+        assert self._loop is not None
+        job.timer = self._loop.call_later(job.timeout_s, self._expire, job)
 
     def _on_writable(self, worker: _Worker) -> None:
         try:
@@ -539,15 +628,25 @@ class Executor:
         if message == _READY:
             worker.ready = True
             self._start_failures, self._start_error = 0, ""
-        elif (job := worker.job) is not None:
-            self._settle(job)
-            job.future.set_result(message)
-        else:
+            self._idle.append(worker)
+            self._dispatch()
+            return
+        if not worker.jobs:
             log.error("pool worker %s sent a message with no item; stopping it", worker.process.pid)
             self._kill(worker)
             return
-        self._idle.append(worker)
-        self._dispatch()
+        job = worker.jobs.popleft()
+        self._observe(job, _SECONDS.unpack_from(message, 1)[0])
+        if not job.future.done():
+            self._settle(job)
+            job.future.set_result(message)
+        elif job.timer is not None:  # its request was cancelled while it waited in this worker
+            job.timer.cancel()
+        if worker.jobs:
+            self._begin(worker.jobs[0])
+        else:
+            self._idle.append(worker)
+            self._dispatch(freed=worker)
 
     def _on_exit(self, worker: _Worker) -> None:
         self._retire(worker)
@@ -556,36 +655,51 @@ class Executor:
         if not worker.ready:  # it died starting: the watchdog retries at its pace, not at once
             self._start_failed(f"a worker process exited while starting (exit code {exitcode})")
             return
-        if (job := worker.job) is not None:
-            self.crashes += 1
-            self._settle(job)
-            job.future.set_exception(WorkerDied(exitcode))
+        if worker.jobs:
+            running = worker.jobs.popleft()
+            if not running.future.done():
+                self.crashes += 1
+                self._settle(running)
+                running.future.set_exception(WorkerDied(exitcode))
+            self._requeue(worker)
         self._fill()
+        self._dispatch()
+
+    def _requeue(self, worker: _Worker) -> None:
+        """The items a lost worker was sent but never started go back to the queue's front."""
+        waiting = [job for job in worker.jobs if not job.future.done()]
+        worker.jobs.clear()
+        for job in waiting:
+            job.worker = None
+        self._queue.extendleft(reversed(waiting))
 
     def _expire(self, job: _Job) -> None:
         """The item overran its limit: stop its worker (the sentinel brings a new one)."""
         self.timeouts += 1
         worker = job.worker
-        self._settle(job)
-        job.future.set_exception(TimeoutError())
+        if worker is not None:
+            self._observe(job, job.timeout_s)
+        if not job.future.done():
+            self._settle(job)
+            job.future.set_exception(TimeoutError())
         if worker is not None:
             self._kill(worker)
 
     def _abandon(self, job: _Job) -> None:
-        """The item's request is gone: forget a queued item, stop the worker of a running one."""
+        """The item's request is gone: forget a queued item, stop the worker of a running one
+        (one sent behind another runs, and its answer is dropped)."""
         worker = job.worker
+        running = worker is not None and worker.jobs and worker.jobs[0] is job
         self._settle(job)
         job.future.cancel()
-        if worker is not None:
+        if running:
+            assert worker is not None
             self._kill(worker)
 
     @staticmethod
     def _settle(job: _Job) -> None:
         if job.timer is not None:
             job.timer.cancel()
-        if job.worker is not None:
-            job.worker.job = None
-        job.worker = None
         job.finished = time.perf_counter()
 
     def _kill(self, worker: _Worker) -> None:
