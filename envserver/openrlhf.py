@@ -8,14 +8,24 @@ the prompt is stripped as a prefix. A label is the reference; for a verifier who
 are structured (hidden tests, say), a label is that reference as JSON text.
 
 Every answer's ``extra_logs`` has the same keys: the verifier's declared components (0.0 where a
-score lacks one), ``valid`` and ``bad_label`` (OpenRLHF merges the samples' logs key by key).
-Each sample is handled on its own. A sample whose label cannot be used as a reference (empty,
-unparsable, not the verifier's JSON) is a data error that no retry can fix: it gets reward 0
-and is flagged with ``extra_logs["bad_label"] = 1``, and the other samples keep their rewards.
-OpenRLHF has no way to mask a sample, so a sample the service could not score for a reason of
-its own (status ``timeout``, or an ``error`` of the infrastructure) is not answered with a
-made-up 0: the request fails with 503, which OpenRLHF retries and finally reports, rather than
-training on a fake reward.
+score lacks one), ``valid``, ``bad_label`` and ``unscored`` (OpenRLHF merges the samples' logs
+key by key). Each sample is handled on its own. A sample whose label cannot be used as a
+reference (empty, unparsable, not the verifier's JSON) is a data error that no retry can fix:
+it gets reward 0 and is flagged with ``extra_logs["bad_label"] = 1``, and the other samples keep
+their rewards.
+
+A sample the service could not score for a reason of its own (status ``timeout``, or an
+``error`` of the infrastructure) gets no made-up 0. What OpenRLHF 0.11 can skip is a prompt's
+whole group of samples, and only with dynamic filtering (``--algo.dynamic_filtering_enable``,
+``SamplesGenerator._generate_vllm``): a group whose mean score is not inside
+``--algo.dynamic_filtering_range`` is dropped and another prompt drawn in its place. So the
+sample's score is ``NaN`` (outside every range; JSON has no NaN, but OpenRLHF reads the answer
+with Python's ``json``, which does) and the answer's ``rewards`` is ``null``: with dynamic
+filtering its group is dropped; without it, OpenRLHF has nothing to skip with and stops at that
+batch (``Experience.concat_experiences`` cannot merge a missing reward) instead of training on
+a fake reward. (A 503, which OpenRLHF retried five times and then also stopped at, cost a
+minute and dropped nothing.) Overload (429) and a whole request's deadline (504) stay HTTP
+errors, which OpenRLHF retries.
 """
 
 from __future__ import annotations
@@ -27,12 +37,15 @@ from fastapi import APIRouter, Request
 from pydantic import ConfigDict, Field, model_validator
 
 from envserver.limits import LimitedRoute
-from envserver.problems import Problem, problem_responses
+from envserver.problems import problem_responses
+from envserver.routes import JSONReply
 from envserver.service import Service
 from envserver.wire import VerifyItem, VerifyRequest, VerifyResult, WireModel, WireReply
 from verifiers.score import BAD_REFERENCE, FAILURE_KIND
 
 router = APIRouter(route_class=LimitedRoute)
+NAN = float("nan")
+"""The score of a sample the service could not score (see the module's doc)."""
 
 
 class RewardRequest(WireModel):
@@ -56,8 +69,16 @@ class RewardRequest(WireModel):
 class RewardResponse(WireReply):
     """``rewards`` drive the advantages, ``scores`` the filtering and logs."""
 
-    rewards: list[float]
-    scores: list[float]
+    # NaN is written as Python's json reads it (see the module's doc).
+    model_config = ConfigDict(ser_json_inf_nan="constants")
+
+    rewards: list[float] | None = Field(
+        description="One per sample; null when a sample could not be scored (see scores)."
+    )
+    scores: list[float] = Field(
+        description="One per sample; NaN for a sample the service could not score, which "
+        "OpenRLHF's dynamic filtering drops with its prompt's group."
+    )
     extra_logs: dict[str, list[float]]
 
 
@@ -83,9 +104,10 @@ def _bad_label(result: VerifyResult | None) -> bool:
 @router.post(
     "/openrlhf/{verifier}/get_reward",
     tags=["compatibility"],
+    response_model=RewardResponse,
     responses=problem_responses(400, 401, 404, 413, 415, 422, 429, 503, 504),
 )
-async def get_reward(verifier: str, body: RewardRequest, request: Request) -> RewardResponse:
+async def get_reward(verifier: str, body: RewardRequest, request: Request) -> JSONReply:
     """Score OpenRLHF samples with ``verifier``; query parameters are its options."""
     service: Service = request.app.state.service
     check = service.verifier(verifier)
@@ -107,16 +129,11 @@ async def get_reward(verifier: str, body: RewardRequest, request: Request) -> Re
         )
         for index, result in zip(items, scored.results, strict=True):
             results[index] = result
-    unscored = [r for r in results if r is not None and r.reward is None and not _bad_label(r)]
-    if unscored:
-        raise Problem(
-            503,
-            f"{len(unscored)} of {len(results)} samples could not be scored "
-            f"({unscored[0].status}: {unscored[0].detail}); retry",
-            kind="reward-unavailable",
-            headers={"Retry-After": "1"},
-        )
-    rewards = [0.0 if r is None or r.reward is None else r.reward for r in results]
+    unscored = [r is not None and r.reward is None and not _bad_label(r) for r in results]
+    scores = [
+        NAN if lost else 0.0 if r is None or r.reward is None else r.reward
+        for r, lost in zip(results, unscored, strict=True)
+    ]
     # The same keys for every sample (the verifier's declared components, 0.0 where a score
     # lacks one): OpenRLHF sends one sample per request and merges their logs key by key, so a
     # key some samples lack breaks its batch.
@@ -126,4 +143,6 @@ async def get_reward(verifier: str, body: RewardRequest, request: Request) -> Re
     }
     logs["valid"] = [float(r is not None and r.status == "ok") for r in results]
     logs["bad_label"] = [float(_bad_label(r)) for r in results]
-    return RewardResponse(rewards=rewards, scores=rewards, extra_logs=logs)
+    logs["unscored"] = [float(lost) for lost in unscored]
+    rewards = None if any(unscored) else scores
+    return JSONReply(RewardResponse(rewards=rewards, scores=scores, extra_logs=logs))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import math
 import re
 
 import httpx
@@ -72,10 +73,18 @@ def test_openrlhf_refuses_what_it_cannot_score(base_url: str) -> None:
     assert _get_reward(base_url, "nope", one).status_code == 404
     assert _get_reward(base_url, "math", {"query": ["x"], "labels": []}).status_code == 422
     assert _get_reward(base_url, "math", one, "?bogus=1").status_code == 422
-    # A sample the service could not score is never a made-up 0: OpenRLHF retries a 503.
+
+
+def test_openrlhf_unscored_sample_is_nan_for_its_dynamic_filtering(base_url: str) -> None:
+    # A sample the service could not score is never a made-up 0: its score is NaN (read by
+    # Python's json, as OpenRLHF reads answers; its dynamic filtering drops the group) and the
+    # answer's rewards null (OpenRLHF without it stops rather than train on a fake reward).
     crashed = _get_reward(base_url, "test.crash", {"query": ["crash"], "labels": ["x"]})
-    assert crashed.status_code == 503 and crashed.headers["retry-after"]
-    assert crashed.headers["content-type"].startswith("application/problem+json")
+    assert crashed.status_code == 200, crashed.text
+    assert '"scores":[NaN]' in crashed.text
+    data = json.loads(crashed.text)
+    assert data["rewards"] is None and math.isnan(data["scores"][0])
+    assert data["extra_logs"] == {"valid": [0.0], "bad_label": [0.0], "unscored": [1.0]}
 
 
 def test_openrlhf_mixed_batch_flags_bad_labels_and_keeps_the_good_rewards(base_url: str) -> None:
@@ -97,7 +106,7 @@ def test_openrlhf_mixed_batch_flags_bad_labels_and_keeps_the_good_rewards(base_u
     for query, label in (("\\boxed{42}", "42"), ("no answer", "42"), ("\\boxed{1}", "")):
         one = _get_reward(base_url, "math", {"query": [query], "labels": [label]}).json()
         keys.add(frozenset(one["extra_logs"]))
-    assert keys == {frozenset({"correct", "valid", "bad_label"})}
+    assert keys == {frozenset({"correct", "valid", "bad_label", "unscored"})}
     # A label that is not the JSON a structured verifier's references are: the same.
     code = {"query": ["```python\ndef f(x):\n    return 2 * x\n```"] * 2}
     reply = _get_reward(base_url, "code", {**code, "labels": ["not json", CODE_LABEL]})
@@ -106,10 +115,13 @@ def test_openrlhf_mixed_batch_flags_bad_labels_and_keeps_the_good_rewards(base_u
     # Every label bad: nothing to score, still an answer.
     reply = _get_reward(base_url, "math", {"query": ["a", "b"], "labels": ["", None]})
     assert reply.json()["rewards"] == [0.0, 0.0]
-    # An infrastructure failure in the same batch is still a 503 (retried), never a 0.
+    # An infrastructure failure in the same batch is never a 0: NaN, and no rewards at all.
     mixed = {"query": ["ok", "crash", "x"], "labels": ["ok", "x", ""]}
-    crashed = _get_reward(base_url, "test.crash", mixed)
-    assert crashed.status_code == 503, crashed.text
+    data = json.loads(_get_reward(base_url, "test.crash", mixed).text)
+    assert data["rewards"] is None
+    assert data["scores"][0] == 1.0 and math.isnan(data["scores"][1]) and data["scores"][2] == 0.0
+    assert data["extra_logs"]["unscored"] == [0.0, 1.0, 0.0]
+    assert data["extra_logs"]["bad_label"] == [0.0, 0.0, 1.0]
 
 
 def test_trl_reward_function(base_url: str) -> None:
@@ -133,6 +145,31 @@ def test_trl_reward_function(base_url: str) -> None:
         asyncio.run(reward(completions=["a"], answer=["a"]))
     with pytest.raises(TypeError):
         completion_text(42)
+
+
+def test_trl_reward_function_rows_with_gaps(base_url: str) -> None:
+    # A task_id column beside a ground_truth column, each with gaps, as the datasets library
+    # gives them (None; pandas gives NaN): a row is scored by its task id, else its reference;
+    # a row with neither usable is unscorable (None, which TRL masks), never a crash.
+    datasets = pytest.importorskip("datasets")
+    task = MathTasks().generate(3, MathTaskOptions())
+    rows = datasets.Dataset.from_dict(
+        {
+            "task_id": [f"math@{MathTasks.version}/3", None, None, None],
+            "ground_truth": [None, "4", None, ""],  # "": the server cannot read it
+        }
+    )
+    logged: dict[str, float] = {}
+    rewards = asyncio.run(
+        RemoteReward("math", base_url=base_url)(
+            completions=[MathTasks().expert_response(task), "\\boxed{4}", "a", "b", "c"],
+            task_id=[*rows["task_id"], None],
+            ground_truth=[*rows["ground_truth"], float("nan")],  # pandas' gap
+            log_metric=logged.__setitem__,
+        )
+    )
+    assert rewards == [1.0, 1.0, None, None, None]
+    assert logged == {"envserver_math/bad_reference": 0.6}
 
 
 def test_trl_reward_function_by_task_id(base_url: str) -> None:
@@ -327,6 +364,21 @@ def test_trl_environment_rows_from_a_datasets_dataset(base_url: str) -> None:
         assert env.reset(**row)
 
 
+def test_trl_environment_refuses_a_row_that_names_no_task(base_url: str) -> None:
+    # TRL resets one environment per generation: without a seed or task id, each of a prompt's
+    # G rollouts would get another random problem. A row names its task, or is refused.
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list([{"prompt": "p", "seed": None}, {"prompt": "p", "seed": 7}])
+    make = environment_factory("math", base_url=base_url)
+    with pytest.raises(ValueError, match=r"names its task with a 'seed'.*neither"):
+        make().reset(**rows[0])
+    with pytest.raises(ValueError, match="with_indices=True"):
+        make().reset(prompt="p")
+    group = [make() for _ in range(4)]
+    prompts = {env.reset(**rows[1]) for env in group}
+    assert len(prompts) == 1  # one task for the whole group
+
+
 def _math_steps(base_url: str) -> float:
     """How many steps of math episodes the server has scored."""
     text = httpx.get(f"{base_url}/metrics").text
@@ -383,9 +435,14 @@ def test_openrlhf_agent_plays_an_episode(base_url: str, monkeypatch: pytest.Monk
     wrong, right = asyncio.run(play())
     assert not wrong["done"] and wrong["environment_feedback"]
     # Every step logs the same keys, so OpenRLHF can merge the samples' logs.
-    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == {"valid", "bad_label", "correct"}  # type: ignore[arg-type]
+    keys = {"valid", "bad_label", "unscored", "correct"}
+    assert set(wrong["extra_logs"]) == set(right["extra_logs"]) == keys  # type: ignore[arg-type]
     assert float(wrong["rewards"]) == 0.0  # type: ignore[arg-type]
     assert right["done"] and torch.equal(right["rewards"], torch.tensor(1.0))
-    # A JSON label names the episode by seed and options instead.
+    # A JSON label names the episode by seed and options instead; options the datasets
+    # library filled with None are dropped.
     asyncio.run(agent.reset({"observation": "p", "label": json.dumps({"seed": 9})}))
     assert agent.state
+    label = {"seed": 9, "options": {"max_attempts": 2, "difficulty": None}, "task_id": None}
+    asyncio.run(agent.reset({"observation": "p", "label": label}))
+    assert agent.state and agent.bad_label is None

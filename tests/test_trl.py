@@ -20,13 +20,19 @@ def test_trl_grpo_trainer_runs_with_the_service_reward(base_url: str, tmp_path: 
 
     model_dir = tmp_path / "tiny"
     _, tokenizer = tiny_model(model_dir)
-    rows = [(f"What is {a} + {b}?", str(a + b)) for a, b in ((1, 2), (3, 4), (5, 6), (7, 1))]
+    # Columns with gaps, as datasets gives them: a row named by its task id (no reference), one
+    # by its reference (no task id), one by neither (unscorable: None, which TRL masks). Each
+    # step's batch holds the three prompts' generations.
     dataset = datasets.Dataset.from_dict(
-        {"prompt": [p for p, _ in rows], "ground_truth": [g for _, g in rows]}
+        {
+            "prompt": ["What is 1 + 2?", "What is 3 + 4?", "What is 5 + 6?"],
+            "ground_truth": [None, "7", None],
+            "task_id": ["math@1/3", None, None],
+        }
     )
     config = trl.GRPOConfig(
         output_dir=str(tmp_path / "out"),
-        per_device_train_batch_size=4,
+        per_device_train_batch_size=12,
         num_generations=4,
         max_completion_length=6,
         max_steps=2,
@@ -51,3 +57,10 @@ def test_trl_grpo_trainer_runs_with_the_service_reward(base_url: str, tmp_path: 
     ]
     assert len(logged) == 2
     assert all(0.0 <= entry["rewards/envserver_math/mean"] <= 1.0 for entry in logged)
+    # The reward function logged the share of rows without a usable reference: one in three.
+    shares = [
+        e["envserver_math/bad_reference"]
+        for e in trainer.state.log_history
+        if "envserver_math/bad_reference" in e
+    ]
+    assert shares == pytest.approx([1 / 3, 1 / 3]), trainer.state.log_history

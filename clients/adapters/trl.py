@@ -6,10 +6,13 @@ and an ``environment_factory`` class for the service's multi-turn environments.
 
 TRL calls ``reward(prompts=..., completions=..., completion_ids=..., **columns)`` with every
 dataset column except ``prompt`` as a keyword, one value per completion; async callables run
-concurrently on TRL's event loop. The reference comes from the ``reference_column`` (TRL's
-examples call it ``ground_truth``), or a ``task_id`` column names the task so the reference
-never leaves the server. A completion the service could not score (``timeout``/``error``) gets
-``None``, which TRL treats as "does not apply" (NaN) rather than a reward of 0.
+concurrently on TRL's event loop. A row's ``task_id`` names its task, so the reference never
+leaves the server; a row without one is scored against its ``reference_column`` (TRL's examples
+call it ``ground_truth``) by the verifier. A completion the service could not score
+(``timeout``/``error``) gets ``None``, which TRL treats as unscorable (its advantage is 0) rather
+than a reward of 0. So does a row with no usable reference: no task id and a missing reference
+(``None``, ``NaN``: a column with gaps), or one the verifier cannot read (``bad_reference``);
+the share of such rows in each batch is logged as ``<name>/bad_reference``.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from clients.adapters.rows import bad_reference, missing, present_options
 from clients.http import AsyncEnvServerClient, EnvServerClient
 from clients.transitions import observation_text
+from envserver.wire import VerifyResult
 
 
 def completion_text(completion: Any) -> str:
@@ -63,19 +68,26 @@ class RemoteReward:
 
     def _items(
         self, completions: Sequence[Any], columns: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
-        texts = [completion_text(c) for c in completions]
-        if "task_id" in columns:
-            return [
-                {"response": t, "task_id": i}
-                for t, i in zip(texts, columns["task_id"], strict=True)
-            ]
-        if self.verifier is None:
+    ) -> list[dict[str, Any] | None]:
+        """Each completion's verify item: by the row's task id, else by its reference; None
+        for a row with neither."""
+        if "task_id" not in columns and self.verifier is None:
             raise ValueError("RemoteReward needs a verifier, or a 'task_id' column in the dataset")
-        references = columns.get(self.reference_column)
-        if references is None:
+        if "task_id" not in columns and self.reference_column not in columns:
             raise ValueError(f"the dataset has no '{self.reference_column}' column for references")
-        return [{"response": t, "reference": r} for t, r in zip(texts, references, strict=True)]
+        rows = len(completions)
+        task_ids = columns.get("task_id", [None] * rows)
+        references = columns.get(self.reference_column, [None] * rows)
+        items: list[dict[str, Any] | None] = []
+        for completion, task_id, reference in zip(completions, task_ids, references, strict=True):
+            text = completion_text(completion)
+            if not missing(task_id):
+                items.append({"response": text, "task_id": task_id})
+            elif self.verifier is not None and not missing(reference):
+                items.append({"response": text, "reference": reference})
+            else:
+                items.append(None)
+        return items
 
     async def __call__(
         self,
@@ -86,24 +98,26 @@ class RemoteReward:
     ) -> list[float | None]:
         """Rewards in completion order; ``None`` where the service could not score."""
         items = self._items(completions, columns)
-        if not items:
-            return []
-        scored = await _async_client(self.base_url, self.api_key).verify(
-            items,
-            verifier=None if "task_id" in columns else self.verifier,
-            options=self.options or None,
-            timeout_s=self.timeout_s,
-        )
-        return [r.reward if r.status in ("ok", "invalid") else None for r in scored.results]
-
-
-def present_options(options: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """A row's ``options`` without the keys the datasets library filled with ``None`` (it gives
-    every row every key any row has, so a row that set fewer options carries ``None`` for the
-    rest, which the service would refuse as an invalid value)."""
-    if options is None:
-        return None
-    return {k: v for k, v in options.items() if v is not None}
+        sent = [item for item in items if item is not None]
+        scored: list[VerifyResult] = []
+        if sent:
+            by_reference = any("reference" in item for item in sent)
+            reply = await _async_client(self.base_url, self.api_key).verify(
+                sent,
+                verifier=self.verifier if by_reference else None,
+                options=self.options or None,
+                timeout_s=self.timeout_s,
+            )
+            scored = reply.results
+        answers = iter(scored)
+        results = [next(answers) if item is not None else None for item in items]
+        log_metric = columns.get("log_metric")
+        if callable(log_metric) and results:
+            unusable = sum(r is None or bad_reference(r) for r in results)
+            log_metric(f"{self.__name__}/bad_reference", unusable / len(results))
+        return [
+            r.reward if r is not None and r.status in ("ok", "invalid") else None for r in results
+        ]
 
 
 # One client per process for resets (TRL calls ``reset`` synchronously) and one per event loop
@@ -133,12 +147,15 @@ class RemoteEnvironment:
 
         trainer = GRPOTrainer(..., environment_factory=environment_factory("math"))
 
-    TRL calls ``reset(**row)`` with the dataset row (``seed``/``options`` or ``task_id``
-    columns name the task; options the datasets library filled with ``None`` are dropped) and
-    appends the returned text to the prompt; ``answer`` is the (async) tool the model calls to
-    act; ``get_reward`` is summed into the reward. An episode the model ended without ever
-    answering is scored by the service as an empty answer, so the environment's own rule for
-    a missing answer decides its reward. An unscored step leaves the reward ``None``, never 0.
+    TRL calls ``reset(**row)`` with the dataset row and appends the returned text to the
+    prompt; ``answer`` is the (async) tool the model calls to act; ``get_reward`` is summed into
+    the reward. The row names its task: ``seed`` (with ``options``; options the datasets library
+    filled with ``None`` are dropped) or ``task_id``. A row with neither is refused: TRL resets
+    one environment per generation, so a random task per reset would give each of a prompt's
+    G rollouts a different problem, and GRPO would compare their rewards as if they shared one.
+    An episode the model ended without ever answering is scored by the service as an empty
+    answer, so the environment's own rule for a missing answer decides its reward. An unscored
+    step leaves the reward ``None``, never 0.
     """
 
     def __init__(
@@ -153,11 +170,20 @@ class RemoteEnvironment:
 
     def reset(self, **row: Any) -> str:
         """Start the episode the row names; the task text for the prompt."""
+        seed, task_id = row.get("seed"), row.get("task_id")
+        if missing(seed) and missing(task_id):
+            columns = ", ".join(sorted(row)) or "none"
+            raise ValueError(
+                f"{self.env_id}: a row names its task with a 'seed' (and 'options') or a "
+                f"'task_id' column, and this one has neither (its columns: {columns}); without "
+                "one, each rollout of a prompt would get a different random task. Number the "
+                "rows, e.g. dataset.map(lambda row, i: {'seed': i}, with_indices=True)"
+            )
         episode = _sync_client(self.base_url, self.api_key).reset(
             self.env_id,
-            seed=row.get("seed"),
+            seed=None if missing(seed) else seed,
             options=present_options(row.get("options")),
-            task_id=row.get("task_id"),
+            task_id=None if missing(task_id) else task_id,
         )
         if episode.status != "ok" or episode.state is None:
             raise RuntimeError(f"{self.env_id} reset failed: {episode.status}: {episode.detail}")

@@ -33,10 +33,16 @@ score lacks (an answer with no final answer carries none) is ``NEUTRAL`` = 0.0. 
 the server offers, so mixed data sources still line up; ``components`` (a list of names) sets
 them explicitly.
 
-verl cannot mask a sample. A sample whose reference is unusable (an empty or unparsable ground
-truth: a data error no retry can fix) scores 0 with ``bad_reference`` = 1.0. One the service
-could not score for a reason of its own (timeout, infrastructure) raises ``RewardUnavailable``
-instead of returning a made-up 0.
+verl cannot mask a sample. A sample whose reference is unusable (a missing ground truth:
+``None`` or ``NaN``, as a column with gaps gives it; or an empty or unparsable one: a data error
+no retry can fix) scores 0 with ``bad_reference`` = 1.0. One the service could not score for a
+reason of its own (timeout, infrastructure) raises ``RewardUnavailable`` instead of returning a
+made-up 0.
+
+Which function to name depends on verl's reward manager (``reward.reward_manager.name``): the
+reward loop's ``naive`` (the default), ``dapo``, ``gdpo`` and ``rate_limited`` await the async
+``compute_score``; ``remote`` runs the function in Ray actors that cannot await, refuses an
+async one ("Async reward score is not supported"), and takes ``compute_score_sync``.
 """
 
 from __future__ import annotations
@@ -47,15 +53,15 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from clients.adapters.rows import BAD_REFERENCE, bad_reference, missing
 from clients.adapters.verl_references import plain, references
 from clients.http import AsyncEnvServerClient, EnvServerClient, default_url
 from envserver.wire import Catalogue, VerifyResult
 
 NEUTRAL = 0.0
 """The value of a declared component a score does not carry."""
-BAD_REFERENCE = "bad_reference"
-"""The key (1.0 or 0.0) that flags a sample scored 0 because its ground truth is unusable; also
-the ``failure_kind`` the service puts in such a result's ``extra``."""
+# BAD_REFERENCE is also the key (1.0 or 0.0) that flags a sample scored 0 because its ground
+# truth is unusable.
 
 DATA_SOURCES: dict[str, str] = {
     "openai/gsm8k": "math",
@@ -127,10 +133,11 @@ def _keys(
 
 
 def _row(results: Sequence[VerifyResult], index: int, keys: list[str]) -> dict[str, float]:
-    """A sample's dict from the results of its references: the best scored one counts."""
+    """A sample's dict from the results of its references: the best scored one counts; none
+    scored (none usable, or none at all) is a bad reference."""
     scored = [r for r in results if r.reward is not None]
     unscored = [r for r in results if r.reward is None]
-    failed = [r for r in unscored if r.extra.get("failure_kind") != BAD_REFERENCE]
+    failed = [r for r in unscored if not bad_reference(r)]
     if failed:
         raise RewardUnavailable(
             f"sample {index}: {failed[0].status}: {failed[0].detail or 'no detail'}"
@@ -179,7 +186,8 @@ def _target(
     if task_id:
         return _Target(None, [{"response": text, "task_id": task_id}])
     name = _pick_verifier(str(source), verifier, data_sources, offered)
-    return _Target(name, [{"response": text, "reference": r} for r in references(name, truth)])
+    usable = [r for r in references(name, truth) if not missing(r)]
+    return _Target(name, [{"response": text, "reference": r} for r in usable])
 
 
 # --- the batch form (verl 0.7/0.8 ``batch`` manager) and the sync per-sample form -------------
