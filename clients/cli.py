@@ -48,6 +48,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help: rich's tables cut long defaults short at 80 columns and print a type
+    # after every flag ("--json <bool>").
+    rich_markup_mode=None,
 )
 
 Url = Annotated[

@@ -249,9 +249,18 @@ def _resend_at_once(call: _Call[Any], exc: httpx.TransportError, resent: bool) -
     return True
 
 
+def _where(call: _Call[Any], exc: httpx.TransportError) -> str:
+    """The call's method and whole URL (where nothing answered, the server's address is the
+    point), or its path when the error has no request."""
+    try:
+        return f"{call.method} {exc.request.url}"
+    except RuntimeError:
+        return f"{call.method} {call.path}"
+
+
 def _exhausted(call: _Call[Any], attempts: int, exc: httpx.TransportError) -> RetriesExhaustedError:
     return RetriesExhaustedError(
-        f"{call.method} {call.path}: gave up after {attempts} attempt"
+        f"{_where(call, exc)}: gave up after {attempts} attempt"
         f"{'s' if attempts != 1 else ''}; last error: {type(exc).__name__}: {exc}",
         attempts=attempts,
     )
@@ -259,9 +268,9 @@ def _exhausted(call: _Call[Any], attempts: int, exc: httpx.TransportError) -> Re
 
 def _transport_failed(call: _Call[Any], attempts: int, exc: httpx.TransportError) -> EnvServerError:
     if isinstance(exc, httpx.ReadTimeout):
-        detail = f"{call.method} {call.path}: no answer within the read timeout ({exc})"
+        detail = f"{_where(call, exc)}: no answer within the read timeout ({exc})"
     else:
-        detail = f"{call.method} {call.path}: {type(exc).__name__}: {exc}"
+        detail = f"{_where(call, exc)}: {type(exc).__name__}: {exc}"
     return EnvServerError(detail, attempts=attempts)
 
 

@@ -96,6 +96,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Click's plain help: rich's tables cut long defaults short at 80 columns and print a type
+    # after every flag ("--json <bool>").
+    rich_markup_mode=None,
 )
 app.registered_commands += client_cli.app.registered_commands
 
@@ -173,15 +176,27 @@ def serve(
         overrides["server_processes"] = workers
     try:
         settings = Settings(**overrides)
-    except ValidationError as exc:
-        fail("; ".join(_setting_error(e) for e in exc.errors()), EXIT_USAGE)
-    try:
         if ray:
             _deploy_on_ray(settings, ray_address, replicas, max_replicas or replicas)
         else:
+            _preflight(settings)
             run(settings)
+    except ValidationError as exc:
+        fail(str(ConfigError.of(exc)), EXIT_USAGE)
     except ConfigError as exc:
         fail(str(exc), EXIT_USAGE)
+
+
+def _preflight(settings: Settings) -> None:
+    """What would stop the server once started, checked before it starts anything: the port
+    it listens on, then every family's settings (its ``ENVSERVER_<FAMILY>_*`` variables)."""
+    from envserver.config import family_settings  # noqa: PLC0415
+    from envserver.ports import check_port  # noqa: PLC0415
+    from envserver.registry import discover  # noqa: PLC0415
+
+    check_port(settings.host, settings.port)
+    for extension in discover(settings.plugins).extensions.values():
+        family_settings(extension.settings_model, settings.data_dir)
 
 
 def _deploy_on_ray(settings: Settings, address: str, replicas: int, max_replicas: int) -> None:
@@ -193,11 +208,6 @@ def _deploy_on_ray(settings: Settings, address: str, replicas: int, max_replicas
         fail("--max-replicas must be at least --replicas", EXIT_USAGE)
     url = deploy(address, Scaling(min_replicas=replicas, max_replicas=max_replicas), settings)
     typer.echo(f"envserver is served by Ray Serve at {url} (stop it with: serve shutdown)")
-
-
-def _setting_error(error: Any) -> str:
-    name = "_".join(str(part) for part in error["loc"]).upper()
-    return f"ENVSERVER_{name}: {error['msg']}"
 
 
 @app.command()

@@ -43,7 +43,7 @@ from environments.family import (
 )
 from environments.renderer import ListedActions, Renderer
 from environments.search import SearchSpace
-from envserver.config import Settings
+from envserver.config import Settings, family_settings
 from envserver.families import declared
 from verifiers.base import Unavailable, Verifier
 
@@ -101,7 +101,9 @@ class Registry:
             raise RuntimeError("the families' resources are open already in this process")
         try:
             for family, extension in self.extensions.items():
-                opened = extension.open(extension.settings_model(data_dir=settings.data_dir))
+                opened = extension.open(
+                    family_settings(extension.settings_model, settings.data_dir)
+                )
                 self.resources[family] = opened
                 source = extension.dynamic(opened)
                 if source is not None:

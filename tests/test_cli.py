@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -65,6 +67,21 @@ def test_help(command: tuple[str, ...]) -> None:
     if command and command[0] != "serve":
         assert "--url" in result.stdout and "--json" in result.stdout
     assert "``" not in result.stdout  # reStructuredText from a docstring, printed as is
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_at_80_columns_shows_every_default_whole_and_no_type_after_a_flag(
+    command: str,
+) -> None:
+    import typer.main
+
+    result = run(command, "--help", env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "<bool>" not in result.stdout and "…" not in result.stdout, result.stdout
+    text = " ".join(result.stdout.split())  # a default may wrap, never be cut
+    for param in typer.main.get_command(app).commands[command].params:
+        if isinstance(param.show_default, str):
+            assert f"default: ({param.show_default})" in text, (param.name, text)
 
 
 def test_entry_points() -> None:
@@ -276,9 +293,11 @@ def test_a_url_ending_in_v1_is_told_to_name_the_servers_root(base_url: str) -> N
 
 
 def test_unreachable_server_exits_1() -> None:
-    result = run("envs", "--url", f"http://127.0.0.1:{free_port()}")
+    url = f"http://127.0.0.1:{free_port()}"
+    result = run("envs", "--url", url)
     assert result.exit_code == 1
-    assert "gave up after 3 attempts" in result.stderr
+    # Where it looked: the URL, not only the path.
+    assert f"error: GET {url}/v1/envs: gave up after 3 attempts" in result.stderr
 
 
 def test_unscored_items_exit_3(base_url: str) -> None:
@@ -412,6 +431,12 @@ def _serve(**env: str) -> subprocess.CompletedProcess[str]:
         ({"ENVSERVER_SECRET": "short"}, "error: ENVSERVER_SECRET must be at least 16 characters"),
         ({"ENVSERVER_PORT": "eighty"}, "error: ENVSERVER_PORT: Input should be a valid integer"),
         ({"ENVSERVER_SANDBOX_BACKEND": "vm"}, "error: ENVSERVER_SANDBOX_BACKEND: Input should be"),
+        # A family's own setting (docs/architecture.md: "one line naming it").
+        ({"ENVSERVER_EVO_PASS_BAND": "0.9,0.1"}, "error: ENVSERVER_EVO_PASS_BAND: the pass band"),
+        (
+            {"ENVSERVER_EVO_SOLVER_SAMPLES": "0"},
+            "error: ENVSERVER_EVO_SOLVER_SAMPLES: Input should",
+        ),
     ],
 )
 def test_a_bad_setting_is_one_error_line(env: dict[str, str], message: str) -> None:
@@ -419,3 +444,22 @@ def test_a_bad_setting_is_one_error_line(env: dict[str, str], message: str) -> N
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith(message), done.stderr
+
+
+def test_a_busy_port_stops_the_start_before_anything_starts_and_names_its_holder() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = _serve(ENVSERVER_PORT=str(port))
+    assert done.returncode == 2, done.stderr
+    # One line, before the server started anything (no sandbox, pool or uvicorn output).
+    assert done.stderr.splitlines() == [
+        f"error: 127.0.0.1:{port} is in use by pid {os.getpid()} ({_command_line()}): stop it, "
+        "or serve on another port (--port or ENVSERVER_PORT)"
+    ]
+
+
+def _command_line() -> str:
+    own = Path(f"/proc/{os.getpid()}/cmdline").read_bytes()
+    return own.replace(b"\0", b" ").strip().decode(errors="replace")[:160]
