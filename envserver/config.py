@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -40,6 +41,7 @@ def family_settings(model: type[S], data_dir: Path) -> S:
         return model(data_dir=data_dir)
     except ValidationError as exc:
         raise ConfigError.of(exc, str(model.model_config.get("env_prefix", ""))) from None
+
 
 
 def _default_pool_workers() -> int:
@@ -208,3 +210,34 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value
+    stats: bool = Field(
+        False,
+        description="Keep per-run task statistics: the outcome of each task-id verification and "
+        "finished episode whose request names a run (nothing else about it), which the "
+        "curriculum routes read. Off: a request's run is ignored and nothing is written.",
+    )
+    stats_store: str = Field(
+        "",
+        description="SQLAlchemy URL of the statistics store; empty: SQLite (stats.sqlite) in "
+        "data_dir. Replicas that share statistics name one PostgreSQL database "
+        "(postgresql+psycopg://...), which may be EvoEnv's (ENVSERVER_EVO_STORE).",
+    )
+    stats_flush_s: float = Field(
+        0.5,
+        gt=0,
+        le=60,
+        description="How often recorded outcomes are written to the statistics store (a full "
+        "buffer is written at once).",
+    )
+    @field_validator("stats")
+    @classmethod
+    def _stats_kept(cls, value: bool) -> bool:
+        if value and importlib.util.find_spec("sqlalchemy") is None:
+            raise ValueError("keeping statistics needs SQLAlchemy: pip install 'envserver[stats]'")
+        return value
+
+    @property
+    def stats_url(self) -> str:
+        """The statistics store's URL: ``stats_store``, or SQLite in the data directory."""
+        return self.stats_store or f"sqlite:///{self.data_dir / 'stats.sqlite'}"
+
