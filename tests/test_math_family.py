@@ -21,11 +21,11 @@ from pydantic import ValidationError
 
 import verifiers.math as math_verifier
 from environments.base import Environment, EpisodeFinished
-from environments.math import FAMILY
 from environments.math.family import MathTaskOptions, MathTasks, draw_problem
 from environments.math.kinds import KINDS, Difficulty
 from environments.single_turn import Task
 from environments.task_id import TaskId
+from tests.math_support import MATH, env_options
 from verifiers.math import VERIFIER, MathOptions
 from verifiers.math_hedges import boxed_answers
 
@@ -82,7 +82,7 @@ def test_each_difficulty_has_several_kinds() -> None:
 
 
 def test_environment_spec() -> None:
-    (environment,) = FAMILY.load().environments
+    environment = MATH
     assert isinstance(environment, Environment)
     spec = environment.spec
     assert (spec.id, spec.version, spec.verifier, spec.kind) == ("math", "1", "math", "single_turn")
@@ -216,10 +216,8 @@ def test_junk_is_invalid(junk: str) -> None:
 
 
 def test_episode_through_the_environment() -> None:
-    (environment,) = FAMILY.load().environments
-    options = environment.spec.options_model.model_validate(
-        {"difficulty": "hard", "max_attempts": 2}
-    )
+    environment = MATH
+    options = env_options({"difficulty": "hard", "max_attempts": 2})
     reset = environment.reset(11, options)
     task = _task(11, "hard")
     assert reset.observation == task.prompt
@@ -236,9 +234,9 @@ def test_episode_through_the_environment() -> None:
 
 
 def test_task_id_names_the_same_task() -> None:
-    (environment,) = FAMILY.load().environments
+    environment = MATH
     parsed = TaskId.parse("math@1/42?difficulty=hard")
-    options = environment.spec.options_model.model_validate(parsed.options)
+    options = env_options(parsed.options)
     task = _task(42, "hard")
     assert environment.reset(parsed.seed, options).observation == task.prompt
     score = environment.score_response(parsed.seed, options, MathTasks().expert_response(task))
@@ -432,10 +430,10 @@ def test_restating_the_problem_is_not_an_answer() -> None:
         ("\\gcd(12,18)", "6"),
         ("\\operatorname{lcm}(4,6)", "12"),
         ("17 \\mod 5", "2"),
-        ("\\int_0^2 (x^2+1)dx", "\\frac{14}{3}"),
-        ("\\sum_{k=1}^{10}(2k+1)", "120"),
         ("10!", "3628800"),
         ("2^{10}", "1024"),
+        ("\\sqrt{16}", "4"),
+        ("\\Gamma(5)", "24"),
     ],
 )
 def test_unevaluated_arithmetic_is_not_a_final_value(restated: str, reference: str) -> None:
@@ -444,6 +442,27 @@ def test_unevaluated_arithmetic_is_not_a_final_value(restated: str, reference: s
     # The option exists for datasets that accept such answers, and then they are equivalent.
     lenient = VERIFIER(_boxed(restated), reference, MathOptions(allow_unevaluated=True))
     assert lenient.reward == 1.0
+
+
+@pytest.mark.parametrize(
+    ("restated", "reference"),
+    [
+        ("\\int_0^2 (x^2+1)dx", "\\frac{14}{3}"),
+        ("\\sum_{k=1}^{10}(2k+1)", "120"),
+        ("\\prod_{k=1}^{4} k", "24"),
+        ("\\lim_{n \\to \\infty} \\frac{2n}{n+1}", "2"),
+        ("\\frac{d}{dx} x^{2}", "2 x"),
+    ],
+)
+def test_calculus_is_never_a_final_value(restated: str, reference: str) -> None:
+    # allow_unevaluated accepts arithmetic, not calculus: an integral's or a sum's evaluation
+    # has no bound, so a policy could choose one that times out.
+    for options in (MathOptions(), MathOptions(allow_unevaluated=True)):
+        score = VERIFIER(_boxed(restated), reference, options)
+        assert (score.status, score.reward) == ("invalid", 0.0), score
+        assert "unevaluated" in score.detail
+    # Against a reference written with the same operator, it is how the answer is written.
+    assert VERIFIER(_boxed(restated), restated).reward == 1.0
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,12 @@ from functools import cache
 import pytest
 from math_verify import ExprExtractionConfig, LatexExtractionConfig
 
-from environments.math import FAMILY
 from environments.math.family import MathTaskOptions, MathTasks
 from environments.task_id import TaskId
+from tests.math_support import MATH, env_options
 from verifiers.math import VERIFIER, MathOptions
 from verifiers.math_hedges import markers
-from verifiers.math_unboxed import extract, whole_expression
+from verifiers.math_unboxed import Extraction, extract, whole_expression
 from verifiers.score import Score
 
 # How the verifier reads a response without a box, as math-verify's default reading.
@@ -112,9 +112,9 @@ def _task(reference: str) -> str:
 
 
 def _by_task_id(task_id: str, response: str) -> Score:
-    (environment,) = FAMILY.load().environments
+    environment = MATH
     parsed = TaskId.parse(task_id)
-    options = environment.spec.options_model.model_validate(parsed.options)
+    options = env_options(parsed.options)
     return environment.score_response(parsed.seed, options, response)
 
 
@@ -179,7 +179,7 @@ def test_the_whole_expression_is_read_as_its_box() -> None:
 def test_whole_expression_grows_a_match_to_its_expression() -> None:
     def whole(response: str) -> str | None:
         found = extract(response, TARGETS)
-        assert found is not None and found.bare
+        assert isinstance(found, Extraction) and found.bare
         return whole_expression(response, found.spans)
 
     assert whole("So 2^{\\frac{1}{2}}.") == "2^{\\frac{1}{2}}"

@@ -34,11 +34,11 @@ An answer names one value, or it scores 0 (``verifiers/math_hedges.py`` finds th
 
 from __future__ import annotations
 
-import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import lru_cache
-from itertools import product
-from typing import Any, Literal
+from functools import lru_cache, partial
+from itertools import chain, product
+from typing import Any, Literal, cast
 
 import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
@@ -48,6 +48,8 @@ from math_verify.utils import timeout
 from pydantic import Field
 
 from verifiers.base import Verifier
+from verifiers.math_bounds import MAX_ANSWER_CHARS, nesting, too_large, unreadable
+from verifiers.math_class import AnswerClass, notation
 from verifiers.math_hedges import (
     Marker,
     answer_sentence,
@@ -58,7 +60,14 @@ from verifiers.math_hedges import (
     markers,
     written_as_decimal,
 )
-from verifiers.math_unboxed import Extraction, extract, whole_expression
+from verifiers.math_unboxed import (
+    Extraction,
+    Refused,
+    extract,
+    in_a_row,
+    statements,
+    whole_expression,
+)
 from verifiers.numbers import Options
 from verifiers.score import Score
 
@@ -79,7 +88,7 @@ _MAX_BOXES = 8
 # No final answer nests brackets this deep: deeper nesting only spends the item's time in
 # math-verify's parsers (3,000 levels ran into its time limit, a timeout, which trainers mask).
 _MAX_NESTING = 64
-_BRACKETS = re.compile(r"[^()\[\]{}]+")
+_NO_ANSWER = "no final answer found"
 
 
 class MathOptions(Options):
@@ -112,17 +121,6 @@ class MathOptions(Options):
     )
 
 
-# Commands that math-verify evaluates while parsing, so only the text still shows them.
-_EAGER_ARITHMETIC = re.compile(r"\\[dt]?binom|\\choose|[0-9)]\s*!(?!=)")
-# Arithmetic whose evaluation alone can take math-verify's whole time limit (towers, huge powers,
-# factorials, products): read before parsing, so that restating a problem this way is invalid at
-# once instead of a timeout, which trainers mask (a policy could use one to dodge a 0).
-_SLOW_ARITHMETIC = re.compile(
-    r"\\[dt]?binom|\\choose|[0-9)}]\s*!(?!=)|\\(?:prod|sum)(?![A-Za-z])"
-    r"|(?<![A-Za-z\\\d])\d+\s*\^\s*\{?\s*(?:\d{4,}|\d+\s*\^)"  # from a run's first digit
-)
-
-
 def _is_number_form(node: sympy.Basic) -> bool:
     # How a plain number is written: n, -x, 1/n, a/b (also "1/2." read as 1/2.0).
     if node.is_Number:
@@ -138,15 +136,27 @@ def _is_number_form(node: sympy.Basic) -> bool:
 
 
 def leftover_arithmetic(answer: Any) -> str | None:
-    """The part of a parsed answer (a sympy object or its text) that is still arithmetic on plain
-    numbers, e.g. ``3 + 4*5`` or ``10!``; None when the answer is a final value."""
-    if isinstance(answer, str):
-        match = _EAGER_ARITHMETIC.search(answer)
-        return match.group(0) if match else None
+    """The part of a parsed answer that is still arithmetic on plain numbers, e.g. ``3 + 4*5``
+    or ``10!``; None when the answer is a final value. (Notation evaluated while it is read,
+    ``\\binom{10}{3}`` read as 120, shows only in the text: ``math_class.notation``.)"""
     if not isinstance(answer, sympy.Basic):
         return None
     for node in sympy.preorder_traversal(answer):
-        if node.is_Atom or node.free_symbols or _is_number_form(node):
+        if node.is_Atom or _is_number_form(node):
+            continue
+        if isinstance(node, (sympy.Add, sympy.Mul)):
+            # Read unevaluated, "3 + 4 + \\sqrt{2}" is one sum of three terms and
+            # "1 \\cdot 2\\sqrt{3}" one product of three factors: two numbers added or multiplied
+            # are arithmetic, whatever else is beside them. (In a product, a leading -1 is a sign
+            # and a number's inverse is a fraction bar: 2 \\cdot \\frac{\\sqrt{2}}{3} is fine.)
+            if isinstance(node, sympy.Add):
+                numbers = [arg for arg in node.args if _is_number_form(arg)]
+            else:
+                numbers = [arg for arg in node.args if arg.is_Number]
+                numbers = numbers[1:] if numbers and numbers[0] == -1 else numbers
+            if len(numbers) > 1:
+                return str(node.func(*numbers, evaluate=False))
+        if node.free_symbols:
             continue
         try:
             value = node.doit()
@@ -192,20 +202,24 @@ def _gold(reference: Any) -> tuple[Any, ...] | Score:
 class _Reference:
     """What a reference allows an answer besides its value."""
 
+    text: str
     single: bool  # one value: an answer may not list, relate or sign values
     plain: bool  # no arithmetic on plain numbers: an answer must be a final value too
     exact: bool  # not a decimal: a decimal answer must equal it exactly
     markers: frozenset[str]  # the markers it uses itself, which an answer may use too
+    answer_class: AnswerClass  # the symbols and operators an answer may be written with
 
 
 @lru_cache(maxsize=4096)
 def _reference_facts(reference: str) -> _Reference:
     gold = _parse_reference(reference)
     return _Reference(
+        text=reference,
         single=is_single_value(gold[0]),
-        plain=not any(map(leftover_arithmetic, gold)),
+        plain=not notation(reference) and not any(map(leftover_arithmetic, gold)),
         exact=not written_as_decimal(reference),
         markers=frozenset(markers(reference)),
+        answer_class=AnswerClass.of(gold[:1], reference, names=True),
     )
 
 
@@ -229,16 +243,23 @@ def _hedged(text: str, reference: _Reference, options: MathOptions) -> Score | N
     return None
 
 
-def _extract(text: str, targets: tuple[ExtractionTarget, ...]) -> Extraction | Score | None:
+def _extract(
+    text: str, targets: tuple[ExtractionTarget, ...], reference: _Reference | None = None
+) -> Extraction | Score | None:
     """math-verify's answer in ``text`` with where it read it; None when there is none, a
-    ``timeout`` Score when reading took too long."""
+    ``timeout`` Score when reading took too long. With ``reference``, each candidate's text is
+    bounded before it is parsed (``math_bounds.unreadable``), and so is the text parsed in all."""
+    admit = None if reference is None else partial(unreadable, reference=reference.text)
+    budget = None if reference is None else MAX_ANSWER_CHARS
     try:
-        found: Extraction | None = timeout(_PARSE_TIMEOUT_S)(extract)(text, targets)
+        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, targets, admit, budget)
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
         return None
-    return found
+    if isinstance(found, Refused):
+        return Score.invalid(found.reason)
+    return cast(Extraction | None, found)
 
 
 def _answer(text: str) -> list[Any] | Score:
@@ -252,10 +273,10 @@ def _answer(text: str) -> list[Any] | Score:
     return [found.value, found.shown] if found.shown else [found.value]
 
 
-def _unboxed_answer(text: str) -> Extraction | Score:
+def _unboxed_answer(text: str, reference: _Reference) -> Extraction | Score:
     """The answer math-verify finds in a response without a box, and where it found it."""
-    found = _extract(text, _RESPONSE_TARGETS)
-    return Score.invalid("no final answer found") if found is None else found
+    found = _extract(text, _RESPONSE_TARGETS, reference)
+    return Score.invalid(_NO_ANSWER) if found is None else found
 
 
 def _final_value_check(predicted: list[Any], reference: _Reference, options: MathOptions) -> Score:
@@ -285,24 +306,38 @@ def _screen(own_text: str, reference: _Reference, options: MathOptions) -> Score
     hedged = _hedged(own_text, reference, options)
     if hedged is not None:
         return hedged
-    if reference.plain and not options.allow_unevaluated:
-        slow = _SLOW_ARITHMETIC.search(own_text)
-        if slow is not None:
-            return Score.invalid(
-                f"the answer is not a final value: it still contains {slow.group(0)!r}"
-            )
-    return None
+    refused = unreadable(own_text, reference.text)
+    return None if refused is None else Score.invalid(refused)
+
+
+def _outside(parsed: Any, text: str, reference: _Reference, options: MathOptions) -> str | None:
+    """Why an answer is not evaluated at all: more work than any final answer needs, or not in
+    the reference's answer class (``verifiers/math_class.py``); None when it is compared."""
+    bound = too_large(parsed)
+    if bound is not None:
+        return f"the answer is too large to evaluate: {bound}"
+    evaluated = reference.plain and not options.allow_unevaluated
+    refused = reference.answer_class.refuses(AnswerClass.of([parsed], text), evaluated=evaluated)
+    return None if refused is None else f"the answer is not a final value: {refused}"
 
 
 def _compare(
-    gold: tuple[Any, ...], predicted: list[Any], reference: _Reference, options: MathOptions
+    gold: tuple[Any, ...],
+    predicted: list[Any],
+    text: str,
+    reference: _Reference,
+    options: MathOptions,
 ) -> Score:
+    """Compare a parsed answer (math-verify's parses of it), written as ``text``."""
     answer = predicted[-1] if isinstance(predicted[-1], str) else str(predicted[0])
     wrong = Score.ok(0.0, {"correct": 0.0}, f"the answer {answer[:200]!r} is not correct")
     parsed = predicted[0]
     if reference.single and isinstance(parsed, sympy.Basic) and not is_single_value(parsed):
         # math-verify would compare one part of it ("3 = 4" as 4)
         return replace(wrong, detail=f"the answer {answer[:200]!r} is not a single value")
+    outside = _outside(parsed, text, reference, options)
+    if outside is not None:
+        return Score.invalid(outside)
     timed_out = False
     for gold_item, predicted_item in product(gold, predicted):
         try:
@@ -349,15 +384,34 @@ def _check_answer(
     predicted = _answer(text)
     if isinstance(predicted, Score):
         return predicted
-    return _compare(gold, predicted, reference, options)
+    return _compare(gold, predicted, own_text, reference, options)
 
 
 def _check_unboxed(
     response: str, gold: tuple[Any, ...], reference: _Reference, options: MathOptions
 ) -> Score:
-    found = _unboxed_answer(response)
+    # Every statement of the answer ("The answer is 3. The answer is 4.", two "Final answer:"
+    # lines) is an answer, as every box is: math-verify reads the last.
+    stated = statements(response, _MAX_BOXES)
+    if len(stated) > _MAX_BOXES:
+        return Score.invalid(f"more than {_MAX_BOXES} statements of the answer")
+    if len(stated) > 1:
+        scored = (_check_statement(said, gold, reference, options) for said in stated)
+        return _every((score for score in scored if score is not None), "stated answer")
+    return _check_statement(response, gold, reference, options) or Score.invalid(_NO_ANSWER)
+
+
+def _check_statement(
+    response: str, gold: tuple[Any, ...], reference: _Reference, options: MathOptions
+) -> Score | None:
+    """Score the one answer in ``response`` (a whole response, or one statement of the
+    answer); None when it holds none."""
+    found = _unboxed_answer(response, reference)
     if isinstance(found, Score):
-        return found
+        return None if found.detail == _NO_ANSWER else found
+    several = _several(response, found, gold, reference, options)
+    if several is not None:
+        return several
     # Read from plain text, math-verify's match may be a fragment of a larger expression
     # ("2^{\\frac{1}{2}}" read as 1/2): the whole expression is the answer, read as its box
     # would be, or the answer is not readable.
@@ -371,34 +425,75 @@ def _check_unboxed(
     if whole is not None:
         return _check_answer(f"\\boxed{{{whole}}}", whole, gold, reference, options)
     predicted = [found.value, found.shown] if found.shown else [found.value]
-    return _compare(gold, predicted, reference, options)
+    return _compare(gold, predicted, found.shown, reference, options)
 
 
-def _check_boxes(
-    boxes: list[str], gold: tuple[Any, ...], reference: _Reference, options: MathOptions
-) -> Score:
-    """Every box must be right on its own: a wrong box decides, whatever the others say; else
-    an unreadable box makes the response invalid, and a timeout leaves it unscored."""
-    scores = []
-    for box in boxes:
-        score = _check_answer(f"\\boxed{{{box}}}", box, gold, reference, options)
+def _several(
+    response: str,
+    found: Extraction,
+    gold: tuple[Any, ...],
+    reference: _Reference,
+    options: MathOptions,
+) -> Score | None:
+    """The score of several answers math-verify read as one, or None where it read one:
+    answers in a row ("$391$ $392$", of which it read the last) must each be right, as boxes
+    must; and a list of sets is several candidates: it reads "$-3$, $2$" (or "and", "or") as the
+    set of its parts, and so "$\\{2\\}$, $\\{-3, 2\\}$" as the union of two candidate sets."""
+    row = in_a_row(response, found.spans)
+    if len(row) > _MAX_BOXES:
+        return Score.invalid(f"more than {_MAX_BOXES} answers in a row")
+    if row:
+        scores = (
+            _check_answer(f"\\boxed{{{item}}}", item, gold, reference, options) for item in row
+        )
+        return _every(scores, "answer in a row")
+    if len(found.spans) < 2 or found.bare:
+        return None
+    for start, end in found.spans:
+        part = _answer(f"\\boxed{{{response[start:end]}}}")
+        if isinstance(part, list) and isinstance(part[0], sympy.Set):
+            shown = response[start:end][:40]
+            detail = f"the answer lists sets ({shown!r}): several candidates"
+            return Score.ok(0.0, {"correct": 0.0}, detail)
+    return None
+
+
+def _every(scores: Iterable[Score], what: str) -> Score:
+    """The score of several answers, each of which must be right on its own: a wrong one
+    decides, whatever the others say; else an unreadable one makes the response invalid, and a
+    timeout leaves it unscored. (Lazy: a wrong answer stops the scoring of the rest.)"""
+    seen = []
+    for score in scores:
         if score.status == "ok" and score.reward == 0.0:
-            if len(boxes) > 1:
-                return replace(score, detail=f"{score.detail} (every boxed answer must be right)")
-            return score
-        scores.append(score)
-    return next((s for s in scores if s.status == "invalid"), None) or next(
-        (s for s in scores if s.status != "ok"), scores[0]
+            return replace(score, detail=f"{score.detail} (every {what} must be right)")
+        seen.append(score)
+    if not seen:
+        return Score.invalid(_NO_ANSWER)
+    return next((s for s in seen if s.status == "invalid"), None) or next(
+        (s for s in seen if s.status != "ok"), seen[0]
     )
 
 
-def _nesting(text: str) -> int:
-    """How deep the brackets, parentheses and braces of ``text`` nest (unbalanced ones too)."""
-    depth = deepest = 0
-    for char in _BRACKETS.sub("", text):
-        depth = depth + 1 if char in "([{" else max(depth - 1, 0)
-        deepest = max(deepest, depth)
-    return deepest
+def _check_boxes(
+    response: str,
+    boxes: list[str],
+    gold: tuple[Any, ...],
+    reference: _Reference,
+    options: MathOptions,
+) -> Score:
+    """Every box must be right on its own, and so must every statement of the answer outside a
+    box ("\\boxed{6}. Final answer: -6" offers two answers) (``_every``)."""
+    stated = [said for said in statements(response, _MAX_BOXES) if not boxed_answers(said)]
+    if len(boxes) + len(stated) > _MAX_BOXES:
+        return Score.invalid(f"more than {_MAX_BOXES} different boxed or stated answers")
+    scores = chain(
+        (_check_answer(f"\\boxed{{{box}}}", box, gold, reference, options) for box in boxes),
+        (_check_statement(said, gold, reference, options) for said in stated),
+    )
+    answers = (score for score in scores if score is not None)
+    if len(boxes) + len(stated) == 1:
+        return next(answers)
+    return _every(answers, "boxed or stated answer" if stated else "boxed answer")
 
 
 def check_math(response: str, reference: Any, options: MathOptions) -> Score:
@@ -413,13 +508,13 @@ def check_math(response: str, reference: Any, options: MathOptions) -> Score:
     if isinstance(gold, Score):
         return gold
     facts = _reference_facts(str(reference))
-    if _nesting(response) > _MAX_NESTING:
+    if nesting(response) > _MAX_NESTING:
         return Score.invalid(f"the response nests brackets more than {_MAX_NESTING} levels deep")
     boxes = list(dict.fromkeys(boxed_answers(response)))  # a repeated box is one answer
     if len(boxes) > _MAX_BOXES:
         return Score.invalid(f"more than {_MAX_BOXES} different boxed answers")
     if boxes:
-        return _check_boxes(boxes, gold, facts, options)
+        return _check_boxes(response, boxes, gold, facts, options)
     if options.extraction == "boxed":
         return Score.invalid("no \\boxed{} answer found")
     return _check_answer(response, None, gold, facts, options)
@@ -427,7 +522,7 @@ def check_math(response: str, reference: Any, options: MathOptions) -> Score:
 
 VERIFIER = Verifier(
     name="math",
-    version="1",
+    version="2",  # 2 (issue 38): the answer class, evaluation bounds, several answers
     description="Final-answer equivalence for math (math-verify): boxed or last-answer "
     "extraction, LaTeX and expression equivalence, numeric tolerance.",
     check=check_math,

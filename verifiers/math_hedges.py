@@ -73,9 +73,25 @@ _MARKERS: dict[Marker, re.Pattern[str]] = {
 _LIST_WORDS = re.compile(_words("or", "and"), re.IGNORECASE)
 _EQUALS = re.compile(r"(?<![<>!\\])=")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
-_TEXT_GROUP = re.compile(
-    r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{[^{}]*\}"
-)
+_TEXT_COMMAND = re.compile(r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{")
+
+
+def _text_groups(text: str) -> list[tuple[int, int]]:
+    """Where each ``\\text{...}`` (and its kin) is, braces inside it included
+    (``\\text{(or \\{-1, 2\\})}``); one never closed runs to the end."""
+    groups = []
+    position = 0
+    while (match := _TEXT_COMMAND.search(text, position)) is not None:
+        depth, index = 1, match.end()
+        while index < len(text) and depth:
+            if text[index] == "\\":
+                index += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(text[index], 0)
+            index += 1
+        groups.append((match.start(), min(index, len(text))))
+        position = index
+    return groups
 
 
 def markers(text: str) -> dict[Marker, str]:
@@ -96,10 +112,14 @@ def markers(text: str) -> dict[Marker, str]:
     # A number in text beside a number outside it ("4 \text{(or 3)}"): math-verify drops text
     # like a unit, so the second number would vanish. A number that is all text ("\text{4}")
     # is the answer itself.
-    if "hedge" not in found and re.search(r"\d", _TEXT_GROUP.sub(" ", text)):
-        numbered = next((m for m in _TEXT_GROUP.finditer(text) if re.search(r"\d", m[0])), None)
+    groups = _text_groups(text) if "hedge" not in found else []
+    outside = text
+    for start, end in reversed(groups):
+        outside = outside[:start] + " " + outside[end:]
+    if groups and re.search(r"\d", outside):
+        numbered = next((text[a:b] for a, b in groups if re.search(r"\d", text[a:b])), None)
         if numbered is not None:
-            found["hedge"] = numbered.group(0)
+            found["hedge"] = numbered
     return found
 
 
@@ -120,16 +140,25 @@ def approximated_value(text: str) -> str:
     return rest
 
 
-_BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
+# A box takes a brace group, or, as in LaTeX, the one token after it (``\boxed 3``, ``\boxed\pi``):
+# a digit, a command, or a letter that does not start a word (``\boxed answer`` is prose).
+_BOX = re.compile(
+    r"\\(?:boxed|fbox)(?![A-Za-z])\s*(?:(?P<brace>\{)|(?P<token>\d|\\[A-Za-z]+|[A-Za-z](?![A-Za-z])))"
+)
 
 
 def boxed_answers(text: str) -> list[str]:
     r"""The contents of every ``\boxed{...}`` (or ``\fbox{...}``) in ``text`` with balanced
-    braces, in order, skipping empty ones (an echo of "put your answer within \boxed{}"). A box
-    inside another is part of the outer one's content."""
+    braces, in order, skipping empty ones (an echo of "put your answer within \boxed{}"), and of
+    every box without braces (``\boxed 3``, which math-verify does not read: a box before the
+    last would go unread). A box inside another is part of the outer one's content."""
     answers: list[str] = []
     position = 0
     while (match := _BOX.search(text, position)) is not None:
+        if match.group("token") is not None:
+            answers.append(match.group("token"))
+            position = match.end()
+            continue
         depth = 1
         index = match.end()
         while index < len(text) and depth:

@@ -11,6 +11,7 @@ the whole expression it is part of, so that the verifier can read that expressio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
@@ -35,10 +36,27 @@ class Extraction:
         return bool(self.kinds & {"latexFraction", "expr"})
 
 
-def extract(response: str, targets: tuple[ExtractionTarget, ...]) -> Extraction | None:
+@dataclass(frozen=True)
+class Refused:
+    """The answer math-verify would read next is not read at all (``admit`` said why)."""
+
+    reason: str
+
+
+def extract(
+    response: str,
+    targets: tuple[ExtractionTarget, ...],
+    admit: Callable[[str], str | None] | None = None,
+    budget: int | None = None,
+) -> Extraction | Refused | None:
     """math-verify's own choice of answer (``math_verify.parse`` with its defaults: the best
     priority with a match, rightmost match first, the first that parses), with where it is.
-    ``parse`` gives the value only; the match is needed to see what surrounds it."""
+    ``parse`` gives the value only; the match is needed to see what surrounds it.
+
+    ``admit`` sees each candidate's text before it is parsed and may refuse it (the answer is
+    then that refusal: reading an earlier candidate instead would read a fragment of the
+    response); ``budget`` bounds the characters parsed in all (a response of many unreadable
+    candidates would otherwise be parsed one by one until the item's time ran out)."""
     patterns = [
         (pattern, target, priority)
         for target_patterns, target in get_extraction_regexes(targets)
@@ -49,9 +67,17 @@ def extract(response: str, targets: tuple[ExtractionTarget, ...]) -> Extraction 
         matches = [(m, target) for pattern, target, _ in group for m in pattern.finditer(response)]
         matches.sort(key=lambda entry: (entry[0].end(), -entry[0].start()), reverse=True)
         for match, target in matches:
+            spans, kinds = _where(match)
+            text = response[spans[0][0] : spans[-1][1]]
+            if admit is not None and (reason := admit(text)) is not None:
+                return Refused(reason)
+            if budget is not None:
+                budget -= len(text)
+                if budget < 0:
+                    return None
             value, shown = extract_match(match, target)
             if value is not None:
-                return Extraction(value, shown, *_where(match))
+                return Extraction(value, shown, spans, kinds)
     return None
 
 
@@ -188,3 +214,64 @@ def whole_expression(response: str, spans: tuple[Span, ...]) -> str | None:
     ):
         return None
     return line[grown[0][0] : grown[-1][1]]
+
+
+# One answer-like item: delimited math, or a number as math-verify reads one (a thousands group
+# such as "1 000" is one number).
+_ITEM = re.compile(
+    r"(?<!\\)\$\$(?P<display>.+?)(?<!\\)\$\$|(?<!\\)\$(?P<inline>[^$\n]+?)(?<!\\)\$"
+    r"|\\\((?P<parenthesis>.+?)\\\)|\\\[(?P<bracket>.+?)\\\]"
+    r"|(?<![\w.\\])(?P<number>-?(?:[1-9]\d{0,2}(?:[ ,]\d{3})+|\d+)(?:\.\d+)?)(?!\w|\.\d)",
+    re.DOTALL,
+)
+_BETWEEN_ITEMS = re.compile(r"\s*")
+_NEAR = 1_000  # characters each side of an answer where others in its row are looked for
+
+
+def in_a_row(response: str, spans: tuple[Span, ...]) -> list[str]:
+    """The answers written in a row with the one at ``spans`` (``$391$ $392$``, ``$3$ 4``: only
+    spaces between them), in order, each once; empty when it stands alone. Answers in a row are
+    several answers, as several boxes are; math-verify reads the last."""
+    offset = max(0, spans[0][0] - _NEAR)
+    near = response[offset : spans[-1][1] + _NEAR]
+    start = spans[0][0] - offset
+    run: list[re.Match[str]] = []
+    for item in _ITEM.finditer(near):
+        if run and not _BETWEEN_ITEMS.fullmatch(near, run[-1].end(), item.start()):
+            if run[0].start() <= start < run[-1].end():
+                break
+            run = []
+        run.append(item)
+    if len(run) < 2 or not run[0].start() <= start < run[-1].end():
+        return []
+    answers = dict.fromkeys(next(text for text in item.groups() if text) for item in run)
+    return list(answers) if len(answers) > 1 else []
+
+
+_STATEMENT = re.compile(r"(?i)(?<![A-Za-z])answer(?![A-Za-z])(?:\*\*)?\s*(?:is(?![A-Za-z])|:|=)")
+_SENTENCE_END = re.compile(r"\n|\.(?:\s|$)")
+_STATEMENT_CHARS = 500  # a statement longer than this is cut there (no answer is that long)
+
+
+_BOX_START = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
+
+
+def statements(response: str, most: int) -> list[str]:
+    """The statements of the answer in ``response`` ("the answer is 4", "Final answer: 4"),
+    each from its "answer" to the end of its sentence or line, or to the next box or statement
+    (a statement of a box is that box), where something is stated; at most ``most`` + 1 of them
+    (the caller refuses more than ``most``)."""
+    found: list[str] = []
+    anchors = list(_STATEMENT.finditer(response))
+    for index, match in enumerate(anchors):
+        limit = match.end() + _STATEMENT_CHARS
+        if index + 1 < len(anchors):
+            limit = min(limit, anchors[index + 1].start())
+        ends = [_SENTENCE_END.search(response, match.end(), limit)]
+        ends.append(_BOX_START.search(response, match.end(), limit))
+        stop = min([limit, *(end.start() for end in ends if end is not None)])
+        if response[match.end() : stop].strip(" *$:\\([{"):
+            found.append(response[match.start() : stop])
+            if len(found) > most:
+                break
+    return found
