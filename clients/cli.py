@@ -5,13 +5,14 @@
     envserver step math "$STATE" 'The answer is \\boxed{42}'
     envserver verify --verifier math --reference 0.5 '\\boxed{1/2}'
     envserver verify --task-id 'math@1/7' - < response.txt
+    envserver reverify rollouts.jsonl
 
 The server's own commands (``serve``, ``audit``, the families' tools) are ``envserver.cli``'s,
 which mounts these beside them: this module imports nothing of the server but its wire schemas.
 
 Exit codes: 0 done; 1 the server refused or failed (the problem's detail is on stderr), or could
 not be reached; 2 bad usage; 3 the server answered but an item has no reward (status ``timeout``
-or ``error``).
+or ``error``); 4 ``reverify`` found rewards that changed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -40,6 +42,7 @@ from envserver.wire import (
 EXIT_SERVER = 1
 EXIT_USAGE = 2
 EXIT_NO_REWARD = 3
+EXIT_DRIFT = 4
 STDIN = "-"
 
 app = typer.Typer(
@@ -345,3 +348,38 @@ def _reference(
         except json.JSONDecodeError as exc:
             raise typer.BadParameter(f"not JSON: {exc}", param_hint="--reference-json") from None
     return {"reference": reference}
+
+
+@app.command()
+def reverify(
+    path: Annotated[
+        Path, typer.Argument(help="A JSONL file of stored rollouts (clients/rollouts.py).")
+    ],
+    *,
+    batch: Annotated[int, typer.Option(help="Rows per request.", min=1, max=2048)] = 256,
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Score stored rollouts again and report, per family, how many rewards changed and which
+    digests of the code that scored them differ from today's. Exit code 4 when a reward
+    changed."""
+    from clients.reverify import report  # noqa: PLC0415 - only this command needs it
+    from clients.reverify import reverify as rescore  # noqa: PLC0415
+    from clients.rollouts import RolloutFormatError, read_rollouts  # noqa: PLC0415
+
+    if not path.is_file():
+        raise typer.BadParameter(f"no such file: {path}", param_hint="PATH")
+    try:
+        rows = list(read_rollouts(path))
+    except (RolloutFormatError, UnicodeDecodeError) as exc:
+        fail(str(exc), EXIT_USAGE)
+    with reporting(), connect(url, api_key) as client:
+        drift = rescore(client, rows, batch=batch)
+    if as_json:
+        typer.echo(json.dumps(drift.as_json(), indent=2))
+    else:
+        for line in report(drift):
+            typer.echo(line)
+    if drift.changes:
+        raise typer.Exit(EXIT_DRIFT)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, Literal, Self, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -49,6 +49,9 @@ from envserver.wire import (
     BatchStepRequest,
     BatchStepResponse,
     Catalogue,
+    CurriculumReport,
+    CurriculumRequest,
+    CurriculumSample,
     EnvInfo,
     ExpandRequest,
     ExpandResponse,
@@ -148,9 +151,13 @@ def _env_call(env_id: str) -> _Call[EnvInfo]:
 
 
 def _reset_call(
-    env_id: str, seed: int | None, options: Mapping[str, Any] | None, task_id: str | None
+    env_id: str,
+    seed: int | None,
+    options: Mapping[str, Any] | None,
+    task_id: str | None,
+    run: str | None = None,
 ) -> _Call[ResetResponse]:
-    request = ResetRequest(seed=seed, options=dict(options or {}), task_id=task_id)
+    request = ResetRequest(seed=seed, options=dict(options or {}), task_id=task_id, run=run)
     return _Call("POST", _env_path(env_id, "/reset"), ResetResponse, _body(request))
 
 
@@ -179,14 +186,30 @@ def _verify_call(
     verifier: str | None,
     options: Mapping[str, Any] | None,
     timeout_s: float | None,
+    run: str | None = None,
 ) -> _Call[VerifyResponse]:
     request = VerifyRequest(
         verifier=verifier,
         options=dict(options or {}),
         timeout_s=timeout_s,
         items=[_as_verify(item) for item in items],
+        run=run,
     )
     return _Call("POST", "/v1/verify", VerifyResponse, _body(request))
+
+
+def _curriculum_call(request: CurriculumRequest | Mapping[str, Any]) -> _Call[CurriculumSample]:
+    if not isinstance(request, CurriculumRequest):
+        request = CurriculumRequest.model_validate(request)
+    return _Call("POST", "/v1/curriculum/sample", CurriculumSample, _body(request))
+
+
+def _report_call(run: str, env_id: str | None, limit: int | None) -> _Call[CurriculumReport]:
+    if not run:
+        raise ValueError("run must not be empty")
+    query = {k: v for k, v in (("env", env_id), ("limit", limit)) if v is not None}
+    path = f"/v1/curriculum/{quote(run, safe='')}" + (f"?{urlencode(query)}" if query else "")
+    return _Call("GET", path, CurriculumReport)
 
 
 def _health_call(path: str) -> _Call[Health]:
@@ -402,10 +425,12 @@ class EnvServerClient:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
         task_id: str | None = None,
+        run: str | None = None,
     ) -> ResetResponse:
         """Start an episode by ``seed`` and ``options``, or by ``task_id`` (not both); neither:
-        the server draws a seed. The answer carries the first observation and the state token."""
-        return self._call(_reset_call(env_id, seed, options, task_id))
+        the server draws a seed. The answer carries the first observation and the state token.
+        With ``run``, a server keeping statistics counts the episode's end for its task."""
+        return self._call(_reset_call(env_id, seed, options, task_id, run))
 
     def step(self, env_id: str, state: str, action: str) -> StepResponse:
         """Apply ``action`` to the episode in the ``state`` token. A tampered or foreign token is
@@ -434,11 +459,27 @@ class EnvServerClient:
         verifier: str | None = None,
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
+        run: str | None = None,
     ) -> VerifyResponse:
         """Score responses: items with a ``reference`` need ``verifier``; items with a
         ``task_id`` name their environment. ``options`` are defaults for every item;
-        ``timeout_s`` is the per-item limit (capped by the server). Results in order."""
-        return self._call(_verify_call(items, verifier, options, timeout_s))
+        ``timeout_s`` is the per-item limit (capped by the server); with ``run``, a server
+        keeping statistics counts each task id's outcome in that run. Results in order."""
+        return self._call(_verify_call(items, verifier, options, timeout_s, run))
+
+    def curriculum_sample(
+        self, request: CurriculumRequest | Mapping[str, Any]
+    ) -> CurriculumSample:
+        """Task ids drawn for a run by their measured pass rates (``POST
+        /v1/curriculum/sample``; the server must keep statistics, else ``UnavailableError``)."""
+        return self._call(_curriculum_call(request))
+
+    def curriculum(
+        self, run: str, env_id: str | None = None, limit: int | None = None
+    ) -> CurriculumReport:
+        """A run's estimated pass rate per task and their histogram (``GET
+        /v1/curriculum/{run}``)."""
+        return self._call(_report_call(run, env_id, limit))
 
     def health(self) -> Health:
         """Liveness (``/healthz``); not retried."""
@@ -530,9 +571,10 @@ class AsyncEnvServerClient:
         seed: int | None = None,
         options: Mapping[str, Any] | None = None,
         task_id: str | None = None,
+        run: str | None = None,
     ) -> ResetResponse:
         """Start an episode by ``seed`` and ``options``, or by ``task_id`` (not both)."""
-        return await self._call(_reset_call(env_id, seed, options, task_id))
+        return await self._call(_reset_call(env_id, seed, options, task_id, run))
 
     async def step(self, env_id: str, state: str, action: str) -> StepResponse:
         """Apply ``action`` to the episode in the ``state`` token."""
@@ -558,9 +600,22 @@ class AsyncEnvServerClient:
         verifier: str | None = None,
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
+        run: str | None = None,
     ) -> VerifyResponse:
         """Score responses against references (with ``verifier``) or task ids; in order."""
-        return await self._call(_verify_call(items, verifier, options, timeout_s))
+        return await self._call(_verify_call(items, verifier, options, timeout_s, run))
+
+    async def curriculum_sample(
+        self, request: CurriculumRequest | Mapping[str, Any]
+    ) -> CurriculumSample:
+        """Task ids drawn for a run by their measured pass rates."""
+        return await self._call(_curriculum_call(request))
+
+    async def curriculum(
+        self, run: str, env_id: str | None = None, limit: int | None = None
+    ) -> CurriculumReport:
+        """A run's estimated pass rate per task and their histogram."""
+        return await self._call(_report_call(run, env_id, limit))
 
     async def health(self) -> Health:
         """Liveness (``/healthz``); not retried."""

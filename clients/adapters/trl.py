@@ -12,20 +12,35 @@ call it ``ground_truth``) by the verifier. A completion the service could not sc
 (``timeout``/``error``) gets ``None``, which TRL treats as unscorable (its advantage is 0) rather
 than a reward of 0. So does a row with no usable reference: no task id and a missing reference
 (``None``, ``NaN``: a column with gaps), or one the verifier cannot read (``bad_reference``);
-the share of such rows in each batch is logged as ``<name>/bad_reference``.
+the share of such rows in each batch is logged as ``<name>/bad_reference``. With ``run``, the
+service counts each task id's outcome for that run's curriculum; with ``record``, every scored
+completion is appended to a rollouts file that ``envserver reverify`` scores again.
+
+A curriculum (``curriculum_dataset``): an endless iterable dataset whose prompts the service
+draws by the run's measured pass rates, from an environment's tasks or from a dataset's rows:
+
+    train = curriculum_dataset("math", run="grpo-7", dataset=rows_with_task_ids)
+    trainer = GRPOTrainer(model, reward_funcs=[RemoteReward(run="grpo-7")],
+                          train_dataset=train, args=GRPOConfig(max_steps=500, ...))
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from clients.adapters.rows import bad_reference, missing, present_options
+from clients.curriculum import TaskDraws
 from clients.http import AsyncEnvServerClient, EnvServerClient
+from clients.rollouts import RolloutLog
 from clients.transitions import observation_text
-from envserver.wire import VerifyResult
+from envserver.wire import Observation, VerifyResult
+
+if TYPE_CHECKING:
+    import datasets
 
 
 def completion_text(completion: Any) -> str:
@@ -57,6 +72,8 @@ class RemoteReward:
         options: Mapping[str, Any] | None = None,
         timeout_s: float | None = None,
         name: str | None = None,
+        run: str | None = None,
+        record: str | Path | None = None,
     ) -> None:
         self.verifier = verifier
         self.base_url = base_url
@@ -65,6 +82,8 @@ class RemoteReward:
         self.options = dict(options or {})
         self.timeout_s = timeout_s
         self.__name__ = name or f"envserver_{verifier or 'task'}"
+        self.run = run
+        self.log = RolloutLog(record) if record is not None else None
 
     def _items(
         self, completions: Sequence[Any], columns: Mapping[str, Any]
@@ -102,13 +121,17 @@ class RemoteReward:
         scored: list[VerifyResult] = []
         if sent:
             by_reference = any("reference" in item for item in sent)
+            verifier = self.verifier if by_reference else None
             reply = await _async_client(self.base_url, self.api_key).verify(
                 sent,
-                verifier=self.verifier if by_reference else None,
+                verifier=verifier,
                 options=self.options or None,
                 timeout_s=self.timeout_s,
+                run=self.run,
             )
             scored = reply.results
+            if self.log is not None:
+                self.log.write(sent, scored, verifier=verifier, options=self.options, run=self.run)
         answers = iter(scored)
         results = [next(answers) if item is not None else None for item in items]
         log_metric = columns.get("log_metric")
@@ -228,3 +251,75 @@ class RemoteEnvironment:
 def environment_factory(env_id: str, **kwargs: Any) -> Callable[[], RemoteEnvironment]:
     """What TRL's ``environment_factory`` wants: a zero-argument constructor."""
     return lambda: RemoteEnvironment(env_id, **kwargs)
+
+
+def _prompt(observation: Observation | None) -> str | list[dict[str, str]]:
+    """An observation as TRL's prompt: text, or (a chat) its messages."""
+    if isinstance(observation, list):
+        return [message.model_dump() for message in observation]
+    return observation or ""
+
+
+def _curriculum_rows(
+    *,
+    env: str,
+    run: str,
+    dataset: datasets.Dataset | None,
+    task_column: str,
+    draws: dict[str, Any],
+    base_url: str | None,
+    api_key: str | None,
+) -> Iterator[dict[str, Any]]:
+    with EnvServerClient(base_url, api_key=api_key) as client:
+        if dataset is not None:
+            where = {task_id: index for index, task_id in enumerate(dataset[task_column])}
+            for task_id in TaskDraws(client, env, run, tasks=list(where), **draws):
+                yield dataset[where[task_id]]
+            return
+        source = TaskDraws(client, env, run, **draws)
+        while True:
+            task_ids = source.draw(source.batch)
+            episodes = client.reset_batch(env, [{"task_id": t} for t in task_ids]).results
+            for task_id, episode in zip(task_ids, episodes, strict=True):
+                if episode.status != "ok":
+                    raise RuntimeError(f"reset of {task_id} failed: {episode.detail}")
+                yield {"prompt": _prompt(episode.observation), "task_id": task_id}
+
+
+def curriculum_dataset(
+    env: str,
+    run: str,
+    *,
+    dataset: datasets.Dataset | None = None,
+    task_column: str = "task_id",
+    base_url: str | None = None,
+    api_key: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    target: float = 0.5,
+    width: float = 0.2,
+    explore: float = 0.1,
+    batch: int = 64,
+    seed: int | None = None,
+) -> datasets.IterableDataset:
+    """An endless ``datasets.IterableDataset`` of prompts the service's curriculum draws for
+    ``run`` (give TRL ``max_steps``): rows of ``dataset`` (its ``task_column`` names each
+    row's task id of ``env``), or, without one, ``{"prompt", "task_id"}`` rows of new and
+    measured tasks of ``env`` with ``options`` (their prompts from resets). Score them with
+    ``RemoteReward(run=run)``, which reads the ``task_id`` column, so the outcomes move the
+    estimates the next draws use. ``target``, ``width``, ``explore``: the rule's
+    (``envserver.curriculum``); ``batch``: task ids per request; ``seed``: repeatable draws."""
+    import datasets  # noqa: PLC0415 - TRL's dependency, not the client's
+
+    if dataset is not None and task_column not in dataset.column_names:
+        raise ValueError(f"the dataset has no {task_column!r} column of task ids")
+    draws = {
+        "options": dict(options or {}), "target": target, "width": width,
+        "explore": explore, "batch": batch, "seed": seed,
+    }  # fmt: skip
+    return datasets.IterableDataset.from_generator(
+        _curriculum_rows,
+        gen_kwargs={
+            "env": env, "run": run, "dataset": dataset, "task_column": task_column,
+            "draws": draws, "base_url": base_url, "api_key": api_key,
+        },
+    )  # fmt: skip

@@ -39,6 +39,11 @@ no retry can fix) scores 0 with ``bad_reference`` = 1.0. One the service could n
 reason of its own (timeout, infrastructure) raises ``RewardUnavailable`` instead of returning a
 made-up 0.
 
+With ``run`` (``+reward.custom_reward_function.reward_kwargs.run=grpo-7``), the service counts
+each task id's outcome in that run's statistics, which its curriculum draws by (verl's
+dataloader: ``clients.adapters.verl_curriculum.CurriculumSampler``); with ``record`` (a path),
+every scored item is appended to a rollouts file that ``envserver reverify`` scores again.
+
 Which function to name depends on verl's reward manager (``reward.reward_manager.name``): the
 reward loop's ``naive`` (the default), ``dapo``, ``gdpo`` and ``rate_limited`` await the async
 ``compute_score``; ``remote`` runs the function in Ray actors that cannot await, refuses an
@@ -56,6 +61,7 @@ from typing import Any, NamedTuple
 from clients.adapters.rows import BAD_REFERENCE, bad_reference, missing
 from clients.adapters.verl_references import plain, references
 from clients.http import AsyncEnvServerClient, EnvServerClient, default_url
+from clients.rollouts import RolloutLog
 from envserver.wire import Catalogue, VerifyResult
 
 NEUTRAL = 0.0
@@ -203,6 +209,18 @@ def _catalogue(url: str | None, api_key: str | None) -> Catalogue:
     return _CATALOGUES[url, api_key]
 
 
+_LOGS: dict[str, RolloutLog] = {}
+
+
+def _log(record: str | None) -> RolloutLog | None:
+    """The process's one log of the rollouts file ``record`` (None: nothing recorded)."""
+    if record is None:
+        return None
+    if record not in _LOGS:
+        _LOGS[record] = RolloutLog(record)
+    return _LOGS[record]
+
+
 def compute_score_batch(
     data_sources: Sequence[str],
     solution_strs: Sequence[str],
@@ -215,6 +233,8 @@ def compute_score_batch(
     options: Mapping[str, Any] | None = None,
     components: Sequence[str] | None = None,
     source_verifiers: Mapping[str, str] | None = None,
+    run: str | None = None,
+    record: str | None = None,
     **_: Any,
 ) -> list[dict[str, float]]:
     """One ``{"score", "bad_reference", <components>}`` dict per sample, in order, every dict
@@ -237,7 +257,9 @@ def compute_score_batch(
     with EnvServerClient(url, api_key=api_key) as client:
         for name, where in groups.items():
             batch = [targets[i].items[j] for i, j in where]
-            scored = client.verify(batch, verifier=name, options=options).results
+            scored = client.verify(batch, verifier=name, options=options, run=run).results
+            if (log := _log(record)) is not None:
+                log.write(batch, scored, verifier=name, options=options, run=run)
             for (index, _item), result in zip(where, scored, strict=True):
                 results[index].append(result)
     keys = _keys(catalogue, verifier, components)
@@ -278,9 +300,13 @@ class _Batcher:
         options: Mapping[str, Any] | None,
         window_s: float,
         size: int,
+        *,
+        run: str | None = None,
+        log: RolloutLog | None = None,
     ) -> None:
         self.client, self.verifier, self.options = client, verifier, options
         self.window_s, self.size = window_s, size
+        self.run, self.log = run, log
         self.pending: list[tuple[dict[str, Any], asyncio.Future[VerifyResult]]] = []
         self.timer: asyncio.TimerHandle | None = None
         self.sending: set[asyncio.Task[None]] = set()
@@ -307,9 +333,15 @@ class _Batcher:
 
     async def _send(self, batch: list[tuple[dict[str, Any], asyncio.Future[VerifyResult]]]) -> None:
         try:
+            items = [item for item, _ in batch]
             reply = await self.client.verify(
-                [item for item, _ in batch], verifier=self.verifier, options=self.options
+                items, verifier=self.verifier, options=self.options, run=self.run
             )
+            if self.log is not None:
+                self.log.write(
+                    items, reply.results, verifier=self.verifier, options=self.options,
+                    run=self.run,
+                )  # fmt: skip
         except Exception as exc:  # every waiting sample learns why
             for _, future in batch:
                 if not future.done():
@@ -325,7 +357,7 @@ class _Shared:
 
     def __init__(self, client: AsyncEnvServerClient, catalogue: asyncio.Task[Catalogue]) -> None:
         self.client, self.catalogue = client, catalogue
-        self.batchers: dict[tuple[str | None, str], _Batcher] = {}
+        self.batchers: dict[tuple[str | None, str, str | None, str | None], _Batcher] = {}
 
 
 # Per event loop (an HTTP client's connections belong to the loop that opened them), per
@@ -362,6 +394,8 @@ async def compute_score(
     source_verifiers: Mapping[str, str] | None = None,
     batch_window_s: float = BATCH_WINDOW_S,
     batch_size: int = BATCH_SIZE,
+    run: str | None = None,
+    record: str | None = None,
     **_: Any,
 ) -> dict[str, float]:
     """The async per-sample form (verl 0.9's reward loop): the same dict as
@@ -379,11 +413,12 @@ async def compute_score(
         data_sources=source_verifiers,
         offered=offered,
     )
-    key = (target.verifier, repr(sorted((options or {}).items())))
+    key = (target.verifier, repr(sorted((options or {}).items())), run, record)
     if key not in shared.batchers:
         shared.batchers[key] = _Batcher(
-            shared.client, target.verifier, options, batch_window_s, batch_size
-        )
+            shared.client, target.verifier, options, batch_window_s, batch_size,
+            run=run, log=_log(record),
+        )  # fmt: skip
     batcher = shared.batchers[key]
     results = await asyncio.gather(*(batcher.score(item) for item in target.items))
     return _row(results, 0, _keys(catalogue, verifier, components))
