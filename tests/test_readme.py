@@ -74,10 +74,14 @@ def test_every_example_shows_what_it_returns() -> None:
 
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_every_curl_example_returns_what_it_shows(live_server: LiveServer) -> None:
-    found = examples()
+    check_examples(examples(), live_server.port)
+
+
+def check_examples(found: list[Example], port: int) -> None:
+    """Run ``found`` against the server on ``port``; each must return what it shows."""
     script = "\n".join(
         f"echo '{MARK.format(index)}'\n{example.commands}" for index, example in enumerate(found)
-    ).replace("localhost:8000", f"127.0.0.1:{live_server.port}")
+    ).replace("localhost:8000", f"127.0.0.1:{port}")
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
         capture_output=True,
