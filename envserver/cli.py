@@ -246,6 +246,7 @@ def audit(
             "--search",
             help="Search instead of listing: mutate answers that earn reward with each family's "
             "moves and report every mutant paid more than it deserves (envserver/search.py).",
+            show_default="off",
         ),
     ] = False,
     budget_s: Annotated[

@@ -155,11 +155,14 @@ def search(
     budget_s: float,
     seed: int,
     time_limit_s: Mapping[str, float] | None = None,
+    min_tries: int = 0,
     max_tries: int | None = None,
 ) -> Report:
-    """Search ``space`` on ``target`` for ``budget_s`` seconds (or ``max_tries`` mutants),
-    from ``seed``. ``time_limit_s`` gives each target's time limit (verifier or environment):
-    a wrong answer that takes longer to score in this process is dodged."""
+    """Search ``space`` on ``target`` for ``budget_s`` seconds (or ``max_tries`` mutants, and
+    at least ``min_tries`` however long they take: a family whose first seeds are slow to make
+    still gets searched), from ``seed``. ``time_limit_s`` gives each target's time limit
+    (verifier or environment): a wrong answer that takes longer to score in this process is
+    dodged."""
     rng = random.Random(seed)
     report = Report(family, seed)
     started = time.monotonic()
@@ -170,7 +173,13 @@ def search(
     moves = list(space.mutators)
     seen: set[str] = set()
     turn = 0
-    while time.monotonic() < deadline and (max_tries is None or report.tried.total() < max_tries):
+
+    def going() -> bool:
+        tried = report.tried.total()
+        within = time.monotonic() < deadline or tried < min_tries
+        return within and (max_tries is None or tried < max_tries)
+
+    while going():
         draw = rng.random()
         if draw < 0.5 or not recent:
             parent = next(seeds)
@@ -181,7 +190,7 @@ def search(
         move = moves[turn % len(moves)]
         turn += 1
         for mutant in move(parent, rng):
-            if time.monotonic() >= deadline:
+            if not going():
                 break
             key = _key(mutant.probe)
             if key in seen:

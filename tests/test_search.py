@@ -36,6 +36,9 @@ PLANTED_IN = {"test.loopholes", "test.loopholes/buttons"}
 must pay nothing."""
 CI_BUDGET_S = float(os.environ.get("ENVSERVER_SEARCH_BUDGET_S", "20"))
 """Seconds per shipped family in CI; ``make audit-search`` sets more."""
+CI_MIN_TRIES = 8
+"""Mutants every shipped family's search tries however long they take (ALFWorld's first games
+take seconds each on a loaded machine, and a search that tried nothing showed nothing)."""
 CONTROL_TRIES = 3000
 """Enough for every planted class several times over (seed 7 finds each within about 300);
 a count, not seconds, so a loaded machine finds the same."""
@@ -131,6 +134,7 @@ def test_a_search_of_a_shipped_family_finds_nothing_paid(family: str, registry: 
         SHIPPED[family],
         redteam.InProcess(registry),
         budget_s=CI_BUDGET_S,
+        min_tries=CI_MIN_TRIES,
         seed=random.SystemRandom().randrange(2**32),
     )
     assert report.tried.total() > 0
