@@ -57,8 +57,9 @@ def build_catalogue(registry: Registry) -> Catalogue:
 
 
 def served_now(catalogue: Catalogue, registry: Registry) -> Catalogue:
-    """``catalogue`` with the environments the families' dynamic sources serve now (admitted
-    EvoEnv environments): what ``GET /v1/envs`` and the playground's index list alike."""
+    """``catalogue`` with the environments the families' dynamic sources serve now (those a
+    family admits while the server runs): what ``GET /v1/envs``, the playground's index and the
+    health probes count alike."""
     dynamic = registry.dynamic_envs()
     if not dynamic:
         return catalogue

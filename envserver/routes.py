@@ -6,6 +6,7 @@ import os
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
@@ -174,6 +175,13 @@ async def curriculum_report(
     return JSONReply(await Curriculum(_service(request)).report(run, env, limit))
 
 
+async def _served(request: Request) -> int:
+    """How many environments ``GET /v1/envs`` lists now: the families' dynamic ones included
+    (read from their stores, so off the event loop)."""
+    catalogue, registry = request.app.state.catalogue, _service(request).registry
+    return len((await run_in_threadpool(served_now, catalogue, registry)).envs)
+
+
 @router.get("/healthz", tags=["operations"], responses={503: {"model": Health}})
 async def healthz(request: Request, response: Response) -> Health:
     """Liveness: the process answers, its pool workers start (or are starting), and its
@@ -203,7 +211,7 @@ async def healthz(request: Request, response: Response) -> Health:
         pool_ready=executor.ready_workers(),
         degraded=bool(degraded),
         in_flight=executor.in_flight,
-        envs=len(service.registry.envs),
+        envs=await _served(request),
         disabled=request.app.state.catalogue.disabled,
         sandbox=host.isolation,
         sandbox_workers=sandbox.alive,
@@ -220,10 +228,11 @@ async def readyz(request: Request, response: Response) -> Health:
     for good when the configured sandbox did not start: ``detail`` says why and what to do."""
     service = _service(request)
     executor = service.executor
+    host = request.app.state.sandbox
     problem = (
         executor.problem()
         or ("" if executor.ready_workers() else "no pool worker is ready; they are being replaced")
-        or request.app.state.sandbox.problem
+        or host.problem
     )
     ready = not problem and bool(service.registry.envs)
     if not ready:
@@ -237,9 +246,11 @@ async def readyz(request: Request, response: Response) -> Health:
         pool_ready=executor.ready_workers(),
         degraded=bool(degraded),
         in_flight=executor.in_flight,
-        envs=len(service.registry.envs),
+        envs=await _served(request),
         disabled=request.app.state.catalogue.disabled,
-        sandbox=request.app.state.sandbox.isolation,
+        sandbox=host.isolation,
+        sandbox_workers=host.health().alive,
+        process=os.getpid(),
     )
 
 

@@ -431,7 +431,9 @@ class Health(WireReply):
         "the pool's fork server) are replaced; detail says what. Heals by itself: no restart.",
     )
     in_flight: int | None = None
-    envs: int | None = None
+    envs: int | None = Field(
+        None, description="Environments served now: as many as GET /v1/envs lists."
+    )
     disabled: list[DisabledFamily] = Field(default_factory=list)
     sandbox: str | None = Field(
         None,

@@ -208,6 +208,18 @@ def test_a_theory_only_a_prover_could_serve_is_the_servers_limit_not_the_callers
     assert "install Tamarin" in raised.value.why.fix
 
 
+@pytest.mark.skipif(find_prover() is not None, reason="a prover here serves every theory")
+def test_a_reset_lists_only_the_theories_this_server_can_serve() -> None:
+    # Shipped theories without a recording need the prover: listed, each would answer 503.
+    listed = ENV.reset(0, ProofOptions()).info["theories"]
+    assert set(listed) == set(ReplayBackend([RECORDINGS]).recorded)
+    for theory in listed:
+        assert ENV.reset(0, ProofOptions(theory=theory)).state
+    for theory in set(provers().theories) - set(listed):
+        with pytest.raises(EnvironmentUnavailable, match="no Tamarin prover"):
+            ENV.reset(0, ProofOptions(theory=theory))
+
+
 # A false lemma under a recorded theory's name (the red-team suite's case): the recording proved
 # Start_before_Stop in four steps, leaning on a reuse lemma this text lacks, and those steps
 # must never prove this text.

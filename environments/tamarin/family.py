@@ -132,7 +132,7 @@ class TamarinProofEnv:
         if theory_id not in offered:
             raise EnvironmentInputError(
                 f"unknown theory {theory_id!r}; this server offers: "
-                + (", ".join(sorted(offered)) or "none")
+                + (", ".join(provers().served) or "none")
             )
         return offered[theory_id]
 
@@ -204,7 +204,7 @@ class TamarinProofEnv:
         except (UnknownLemma, TheoryError, ProverCrashed) as exc:
             raise EnvironmentInputError(str(exc)) from None
         result = self._settle(opened, state, view)
-        offered = {"lemmas": list(lemmas), "theories": sorted(provers().theories)}
+        offered = {"lemmas": list(lemmas), "theories": provers().served}
         return ResetResult(result.observation, result.state, result.info | offered)
 
     def step(self, state: Any, action: str) -> StepResult:

@@ -138,16 +138,26 @@ class Provers:
                 continue
         return found
 
+    @cached_property
+    def served(self) -> list[str]:
+        """The ids of the theories this process can serve, sorted: all of them with a live
+        prover, the recorded ones without (the others' resets answer 503)."""
+        served = []
+        for theory_id, theory in sorted(self.theories.items()):
+            try:
+                self.backend(theory)
+            except ProverUnavailable:
+                continue
+            served.append(theory_id)
+        return served
+
     def servable(self) -> list[tuple[str, str]]:
         """``(theory id, lemma)`` pairs this process can serve, in a stable order: every lemma of
         every theory with a live prover, only the recorded lemmas without one."""
         pairs: list[tuple[str, str]] = []
-        for theory_id, theory in sorted(self.theories.items()):
-            try:
-                backend = self.backend(theory)
-            except ProverUnavailable:
-                continue
-            pairs.extend((theory_id, lemma) for lemma in backend.lemmas(theory))
+        for theory_id in self.served:
+            theory = self.theories[theory_id]
+            pairs.extend((theory_id, lemma) for lemma in self.backend(theory).lemmas(theory))
         return pairs
 
 
