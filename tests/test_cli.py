@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -310,9 +311,14 @@ def test_prove_reports_a_failed_reset_in_one_line(tmp_path_factory: pytest.TempP
     # A recording that names its root node but lost it: the server's reset answers `error`
     # (no state). `prove` says why on one line and exits non-zero, with no traceback.
     recordings = tmp_path_factory.mktemp("broken-recording")
-    root = '{"key_secrecy": {"root": "0123456789ab"}}'
-    tree = f'{{"theory": "ChallengeResponse", "nodes": {{}}, "lemmas": {root}}}'
-    (recordings / "challenge_response_tree.json").write_text(tree)
+    source = (ROOT / "environments/tamarin/theories/challenge_response.spthy").read_text()
+    tree = {
+        "theory": "ChallengeResponse",
+        "source": source,  # the shipped text: the replay serves a recording of this very text
+        "nodes": {},
+        "lemmas": {"key_secrecy": {"root": "0123456789ab"}},
+    }
+    (recordings / "challenge_response_tree.json").write_text(json.dumps(tree))
     server = make_server(
         tmp_path_factory.mktemp("broken-server"),
         ENVSERVER_TAMARIN_BACKEND="replay",

@@ -61,10 +61,11 @@ def node_id_of(lemma: str, view: NodeView) -> str:
 
 
 def read_tree(path: Traversable) -> RecordedTheory:
-    """Read an explored tree (reference §10.3)."""
+    """Read an explored tree (reference §10.3). Its optional ``source``, the theory's text,
+    lets the replay serve the tree (a theory is served only by its own text, byte for byte)."""
     with open_text(path) as text:
         data: dict[str, Any] = json.load(text)
-    theory = RecordedTheory(data["theory"])
+    theory = RecordedTheory(data["theory"], source=data.get("source"))
     for node_id, raw in data["nodes"].items():
         status: NodeStatus = (
             "solved" if raw.get("note") == "Constraint System is Solved" else "open"
