@@ -42,10 +42,12 @@ TEST_SERVER_ENV = {
 LONGEST_FIRST = (
     "test_contracts.py",  # 390 s
     "test_sbol_family.py",  # 258 s
+    "test_compose.py",  # 214 s (alone, with the images built): the stack starts twice
     "test_sva_rewrites.py",  # 190 s
     "test_stream.py",  # 182 s
     "test_evo_server.py",  # 167 s
     "test_api.py",  # 150 s
+    "test_containers.py",  # 120 s (alone)
     "test_cli.py",  # 111 s
     "test_sva_checker.py",  # 103 s
     "test_playground.py",  # 99 s
