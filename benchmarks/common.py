@@ -35,8 +35,9 @@ def math_items(count: int, first_seed: int) -> list[tuple[str, str]]:
 
 def server(workers: int, *args: str, **env: str) -> LiveServer:
     """A server with ``workers`` pool processes in a temporary directory, started with
-    ``serve *args`` (not started)."""
+    ``serve *args`` (not started): one server process unless ``--workers`` says otherwise."""
     workdir = Path(tempfile.mkdtemp(prefix=f"envserver-bench-{workers}w-"))
+    env = {"ENVSERVER_SERVER_PROCESSES": "1", **env}
     return LiveServer(workdir, *args, ENVSERVER_POOL_WORKERS=str(workers), **env)
 
 

@@ -69,7 +69,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """The app for ``settings`` (from the environment by default). The worker pool starts with
     the app's lifespan and stops with it; it and the sandbox get this process's share of the
     workers when ``server_processes`` share the port."""
-    settings = (settings or Settings()).share()
+    sized = (settings or Settings()).sized(alone=True)
+    settings = sized.share()
     # Secrets first: a setting that cannot be used stops the start before anything is loaded.
     tokens = StateTokens(load_signing_keys(settings), max_state_bytes=settings.max_state_bytes)
     api_keys = load_api_keys(settings)
@@ -90,6 +91,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.pool_workers,
             max_queue_items=settings.max_queue_items,
             retry_after_s=settings.retry_after_s,
+            coalesce_item_s=settings.coalesce_item_ms / 1000,
             initializer=functools.partial(
                 worker.attach, sandbox.socket_path, sandbox.reason, settings
             ),
@@ -138,6 +140,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         swagger_ui_parameters={"validatorUrl": None},  # no badge fetched from swagger.io
     )
     app.state.catalogue = build_catalogue(registry)
+    # The whole server's processes and pool workers, and the machine they were sized for: /readyz.
+    app.state.sized, app.state.sizing = sized, sized.capacity()
     for entry in app.state.catalogue.disabled:
         log.warning(
             "%s is not served here: %s; to enable it: %s", entry.name, entry.reason, entry.fix
@@ -176,6 +180,8 @@ def run(settings: Settings | None = None) -> None:
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    log.info("sizing: %s", settings.sizing())
+    settings = settings.sized()
     options: dict[str, Any] = {
         "host": settings.host,
         "port": settings.port,

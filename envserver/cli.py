@@ -128,7 +128,7 @@ def serve(
             help="Server processes sharing the port (any of them serves any call, since state "
             "lives in tokens); the pool and sandbox workers are split between them. Overrides "
             "ENVSERVER_SERVER_PROCESSES.",
-            show_default="ENVSERVER_SERVER_PROCESSES, else 1",
+            show_default="ENVSERVER_SERVER_PROCESSES, else one per core (within the memory)",
             min=1,
             max=64,
         ),

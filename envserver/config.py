@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -11,6 +12,18 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from sandbox.backends import SandboxConfig, memory_share
+
+PROCESS_MIB = 300
+"""Memory of one server process with its pool's fork server, every family loaded (unique set
+size measured on the development machine: 190 and 90 MiB), for the default sizing."""
+WORKER_MIB = 200
+"""Memory of one warm pool worker (175 MiB measured the same way)."""
+MEMORY_SHARE = 0.5
+"""The share of the machine's memory the default sizing fills with server processes and pool
+workers (the rest: sandbox runs, the families' tools, the page cache)."""
+WORKERS_PER_PROCESS = 2
+"""Pool workers each server process gets at least by default: with one, a slow item stops every
+pooled call that process receives until it ends."""
 
 
 class ConfigError(ValueError):
@@ -43,9 +56,57 @@ def family_settings(model: type[S], data_dir: Path) -> S:
         raise ConfigError.of(exc, str(model.model_config.get("env_prefix", ""))) from None
 
 
+def _cgroup_memory_mib() -> int | None:
+    """The memory limit of this process's cgroup (v2), if it has one."""
+    try:
+        line = Path("/proc/self/cgroup").read_text().splitlines()[0]
+        limit = Path("/sys/fs/cgroup", line.split("::", 1)[1].lstrip("/"), "memory.max")
+        text = limit.read_text().strip()
+    except (OSError, IndexError):
+        return None
+    return int(text) >> 20 if text.isdigit() else None
 
-def _default_pool_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)))
+
+@dataclass(frozen=True)
+class Machine:
+    """What the default sizing reads: the cores this process may run on (its CPU affinity, so
+    ``taskset`` and container CPU sets count) and the memory it may use (the machine's, or its
+    cgroup's limit when lower).
+
+    The rule (``benchmarks/README.md``, "Default sizing", has the table it came from): one server
+    process per core, since parsing, routing, tokens and replies are two thirds of a cheap call's
+    CPU and run in the server process; pool workers one per core and at least
+    ``WORKERS_PER_PROCESS`` per server process; both within ``MEMORY_SHARE`` of the memory,
+    processes giving way first."""
+
+    cores: int
+    memory_mib: int
+
+    @classmethod
+    def here(cls) -> Machine:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") >> 20
+        limit = _cgroup_memory_mib()
+        return cls(max(1, len(os.sched_getaffinity(0))), min(total, limit or total))
+
+    @property
+    def _budget_mib(self) -> int:
+        return int(self.memory_mib * MEMORY_SHARE)
+
+    def processes(self) -> int:
+        """Server processes: one per core, as many as the memory holds with their workers."""
+        fits = self._budget_mib // (PROCESS_MIB + WORKERS_PER_PROCESS * WORKER_MIB)
+        return max(1, min(self.cores, fits))
+
+    def pool_workers(self, processes: int) -> int:
+        """Pool workers in all for ``processes`` server processes: one per core and at least
+        ``WORKERS_PER_PROCESS`` per process, as many as the memory left holds (at least one per
+        process)."""
+        fits = (self._budget_mib - processes * PROCESS_MIB) // WORKER_MIB
+        wanted = max(self.cores, WORKERS_PER_PROCESS * processes)
+        return max(processes, min(wanted, fits))
+
+    def describe(self) -> str:
+        return f"{self.cores} core{'s' if self.cores > 1 else ''}, {self.memory_mib / 1024:.1f} GiB"
 
 
 def _plain(value: Any) -> str:
@@ -75,17 +136,19 @@ class Settings(BaseSettings):
     )
     api_keys_file: Path | None = Field(None, description="One 'name:key' or 'key' per line.")
     server_processes: int = Field(
-        1,
-        ge=1,
+        0,
+        ge=0,
         le=64,
         description="Server processes sharing the port (state lives in tokens, so any process "
-        "serves any call). The pool and sandbox workers below are split between them.",
+        "serves any call). The pool and sandbox workers below are split between them. 0: one "
+        "per core, as many as half the memory holds (envserver.config.Machine).",
     )
     pool_workers: int = Field(
-        default_factory=_default_pool_workers,
-        ge=1,
+        0,
+        ge=0,
         le=256,
-        description="Worker processes, in all (each server process gets its share, at least 1).",
+        description="Worker processes, in all (each server process gets its share, at least 1). "
+        "0: one per core and at least two per server process, within half the memory.",
     )
     warm_up: bool = Field(
         True,
@@ -96,6 +159,15 @@ class Settings(BaseSettings):
     )
     max_queue_items: int = Field(
         4096, ge=1, description="Items waiting or running in the pool before answering 429."
+    )
+    coalesce_item_ms: float = Field(
+        2.0,
+        ge=0,
+        le=100,
+        description="Under saturation (no pool worker idle), a worker that comes free takes up "
+        "to 8 queued items at once whose running cost estimate (per environment or verifier) is "
+        "at most this, 4 times this in all: less of the pool hop per item, and no cheap item "
+        "behind a slow one. 0: one item at a time.",
     )
     max_batch_items: int = Field(2048, ge=1, description="Items in one batch request.")
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="Request body limit.")
@@ -174,19 +246,55 @@ class Settings(BaseSettings):
         "keys' owners). Set false for a scraper on a trusted network.",
     )
 
-    def share(self) -> Settings:
-        """The settings one of ``server_processes`` processes runs with: its share of the pool
-        and sandbox workers (rounded up), and the memory cap of one sandbox run computed from
-        all of them, so N processes use the machine as one would."""
-        n = self.server_processes
-        if n == 1:
+    def sized(self, machine: Machine | None = None, *, alone: bool = False) -> Settings:
+        """These settings with the server processes and pool workers left at 0 chosen for
+        ``machine`` (this one by default); ``alone``: for an app that is one process by itself
+        (a test's, a Ray replica's), whose process count is then 1."""
+        if self.server_processes and self.pool_workers:
             return self
-        sandbox_total = SandboxConfig(workers=self.sandbox_workers).size()
-        return self.model_copy(
+        machine = machine or Machine.here()
+        processes = self.server_processes or (1 if alone else machine.processes())
+        pool = self.pool_workers or machine.pool_workers(processes)
+        return self.model_copy(update={"server_processes": processes, "pool_workers": pool})
+
+    def sizing(self, machine: Machine | None = None) -> str:
+        """How these settings, sized, use ``machine`` (this one by default), and whether the
+        numbers were chosen from it or set: ``envserver serve``'s start-up line."""
+        machine = machine or Machine.here()
+        chosen = [name for name in ("server_processes", "pool_workers") if not getattr(self, name)]
+        sized = self.sized(machine)
+        origin = (
+            "chosen from the machine (set "
+            + " and ".join(f"ENVSERVER_{name.upper()}" for name in chosen)
+            + " to choose)"
+            if chosen
+            else "as set"
+        )
+        return f"{sized.capacity(machine)}, {origin}"
+
+    def capacity(self, machine: Machine | None = None) -> str:
+        """The machine and what these settings (sized) run on it."""
+        machine = machine or Machine.here()
+        processes = self.server_processes
+        return (
+            f"{machine.describe()}: {processes} server process{'es' if processes > 1 else ''}, "
+            f"{self.pool_workers} pool workers in all"
+        )
+
+    def share(self) -> Settings:
+        """The settings one of ``server_processes`` processes runs with (sized first): its
+        share of the pool and sandbox workers (rounded up), and the memory cap of one sandbox
+        run computed from all of them, so N processes use the machine as one would."""
+        sized = self.sized(alone=True)
+        n = sized.server_processes
+        if n == 1:
+            return sized
+        sandbox_total = SandboxConfig(workers=sized.sandbox_workers).size()
+        return sized.model_copy(
             update={
-                "pool_workers": -(-self.pool_workers // n),
+                "pool_workers": -(-sized.pool_workers // n),
                 "sandbox_workers": -(-sandbox_total // n),
-                "sandbox_max_memory_mb": self.sandbox_max_memory_mb or memory_share(sandbox_total),
+                "sandbox_max_memory_mb": sized.sandbox_max_memory_mb or memory_share(sandbox_total),
             }
         )
 
@@ -210,6 +318,7 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value
+
     stats: bool = Field(
         False,
         description="Keep per-run task statistics: the outcome of each task-id verification and "
@@ -229,6 +338,7 @@ class Settings(BaseSettings):
         description="How often recorded outcomes are written to the statistics store (a full "
         "buffer is written at once).",
     )
+
     @field_validator("stats")
     @classmethod
     def _stats_kept(cls, value: bool) -> bool:
@@ -240,4 +350,3 @@ class Settings(BaseSettings):
     def stats_url(self) -> str:
         """The statistics store's URL: ``stats_store``, or SQLite in the data directory."""
         return self.stats_store or f"sqlite:///{self.data_dir / 'stats.sqlite'}"
-

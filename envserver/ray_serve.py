@@ -54,7 +54,9 @@ class Scaling:
 
     def options(self, settings: Settings) -> dict[str, Any]:
         """The deployment's options: replica count or autoscaling, and each replica's CPUs."""
-        cpus = self.cpus_per_replica if self.cpus_per_replica is not None else settings.pool_workers
+        cpus = self.cpus_per_replica
+        if cpus is None:
+            cpus = settings.sized(alone=True).pool_workers
         options: dict[str, Any] = {
             "ray_actor_options": {"num_cpus": cpus},
             "max_ongoing_requests": MAX_ONGOING_REQUESTS,

@@ -211,6 +211,7 @@ async def healthz(request: Request, response: Response) -> Health:
         pool_ready=executor.ready_workers(),
         degraded=bool(degraded),
         in_flight=executor.in_flight,
+        coalesced=executor.coalesced,
         envs=await _served(request),
         disabled=request.app.state.catalogue.disabled,
         sandbox=host.isolation,
@@ -238,10 +239,14 @@ async def readyz(request: Request, response: Response) -> Health:
     if not ready:
         response.status_code = 503
     degraded = executor.degraded()
+    sized = request.app.state.sized
     return Health(
         status="ok" if ready else "unavailable",
         version=envserver.__version__,
         detail=(problem or "no environment loaded") if not ready else degraded,
+        server_processes=sized.server_processes,
+        pool_workers_total=sized.pool_workers,
+        sizing=request.app.state.sizing,
         pool_workers=executor.workers,
         pool_ready=executor.ready_workers(),
         degraded=bool(degraded),

@@ -431,6 +431,11 @@ class Health(WireReply):
         "the pool's fork server) are replaced; detail says what. Heals by itself: no restart.",
     )
     in_flight: int | None = None
+    coalesced: int | None = Field(
+        None,
+        description="/healthz: pool items this process sent to a worker behind another in one "
+        "write since it started (coalescing under saturation: ENVSERVER_COALESCE_ITEM_MS).",
+    )
     envs: int | None = Field(
         None, description="Environments served now: as many as GET /v1/envs lists."
     )
@@ -445,4 +450,15 @@ class Health(WireReply):
         None,
         description="The id of the server process that answered (one of ENVSERVER_SERVER_"
         "PROCESSES; any of them serves any call).",
+    )
+    server_processes: int | None = Field(
+        None, description="/readyz: server processes sharing the port (this one among them)."
+    )
+    pool_workers_total: int | None = Field(
+        None, description="/readyz: pool workers of every server process together."
+    )
+    sizing: str | None = Field(
+        None,
+        description="/readyz: the cores and memory the server sized itself for, and the sizes "
+        "(server processes and pool workers left unset are chosen from them).",
     )

@@ -29,6 +29,7 @@ TEST_SERVER_ENV = {
     "ENVSERVER_PLUGINS": ",".join(
         filter(None, ["tests.plugins.faulty", os.environ.get("ENVSERVER_PLUGINS")])
     ),
+    "ENVSERVER_SERVER_PROCESSES": "1",  # the default is one per core; tests read one process
     "ENVSERVER_POOL_WORKERS": "2",
     "ENVSERVER_WARM_UP": "false",
 }
