@@ -383,3 +383,89 @@ def reverify(
             typer.echo(line)
     if drift.changes:
         raise typer.Exit(EXIT_DRIFT)
+
+
+@app.command("eval")
+def eval_command(
+    *,
+    env: Annotated[str, typer.Option("--env", help="A single-turn environment.")],
+    model: Annotated[
+        str, typer.Option(help="A local model directory, or 'tiny' (a small random model).")
+    ],
+    tasks: Annotated[int, typer.Option(help="Held-out tasks.", min=1, max=100_000)] = 64,
+    k: Annotated[str, typer.Option("--k", help="The k of pass@k, comma-separated.")] = "1,8,32",
+    option: Options = None,
+    group_by: Annotated[
+        str, typer.Option(help="The option whose values group the tasks ('' for none).")
+    ] = "difficulty",
+    threshold: Annotated[
+        float, typer.Option(help="A sample is correct at this reward or more.", min=0.0)
+    ] = 1.0,
+    max_new_tokens: Annotated[int, typer.Option(help="Tokens per sample.", min=1)] = 64,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.", min=0.0)] = 1.0,
+    device: Annotated[
+        str | None, typer.Option(help="torch device.", show_default="cuda if present, else cpu")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of sampling and of the bootstrap.")] = 0,
+    output_dir: Annotated[Path, typer.Option(help="Where passk.json and passk.png go.")] = Path(
+        "eval"
+    ),
+    url: Url = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """pass@k of a model on held-out tasks of an environment: samples max(k) completions per
+    task, scores them through the server, and reports pass@1 and pass@k (the unbiased
+    estimator) per group with 95% bootstrap intervals over tasks, as text, JSON and a plot."""
+    # torch and transformers load only for this command.
+    import torch  # noqa: PLC0415
+
+    from clients.passk import plot, save, table  # noqa: PLC0415
+    from clients.train.evaluate import evaluate, held_out_tasks, parse_ks  # noqa: PLC0415
+    from clients.train.generation import (  # noqa: PLC0415
+        completions,
+        default_device,
+        dtype_for,
+        load_policy,
+    )
+
+    try:
+        ks = parse_ks(k)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--k") from None
+    torch.manual_seed(seed)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    where = torch.device(device or default_device())
+    with reporting(), connect(url, api_key) as client:
+        try:
+            held_out = held_out_tasks(client, env, tasks, _parse_options(option), group_by or None)
+        except ValueError as exc:
+            fail(str(exc), EXIT_USAGE)
+        try:
+            policy, tokenizer = load_policy(model, output_dir, str(where))
+        except OSError as exc:
+            fail(f"cannot load the model {model!r}: {exc}", EXIT_USAGE)
+
+        def generate(prompts: Sequence[Any], n: int) -> list[list[str]]:
+            return completions(
+                policy,
+                tokenizer,
+                prompts,
+                n,
+                temperature=temperature,
+                max_new_tokens=max_new_tokens,
+                device=where,
+                dtype=dtype_for(where),
+            )
+
+        rows, results = evaluate(client, held_out, generate, ks, threshold=threshold, seed=seed)
+    save(rows, results, output_dir / "passk.json")
+    drawn = plot(rows, output_dir / "passk.png", title=f"{env}: {model}")
+    if as_json:
+        typer.echo((output_dir / "passk.json").read_text())
+        return
+    masked = sum(r.masked for r in results)
+    typer.echo(f"{env}: {len(held_out)} held-out tasks, {max(ks)} samples each, {masked} unscored")
+    for line in table(rows):
+        typer.echo(line)
+    typer.echo(f"plot: {drawn}")

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from clients.errors import EnvServerError
+from clients.train.generation import TINY
 from clients.train.trainer import GRPOTrainer, TrainConfig
 
 EXIT_SERVER = 1
 EXIT_USAGE = 2
 # Options spelled differently from their config field.
 FLAGS = {"base_url": "--url"}
-TINY = "tiny"
-"""The ``--model`` that builds a small random model here (``clients.train.tiny``)."""
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from clients.curriculum import TaskDraws
 from clients.http import EnvServerClient
 from envserver.wire import Observation, StepResponse, VerifyResult
 
@@ -50,7 +51,9 @@ class Episodes:
     def draw(self, step: int, count: int) -> tuple[list[Observation], list[Any]]:
         """First observations and state tokens; raises RuntimeError if a reset failed."""
         first = self.first_seed + step * count
-        items = [{"seed": first + i, "options": self.options} for i in range(count)]
+        return self._start([{"seed": first + i, "options": self.options} for i in range(count)])
+
+    def _start(self, items: list[dict[str, Any]]) -> tuple[list[Observation], list[Any]]:
         episodes = self.client.reset_batch(self.env, items).results
         failed = [e for e in episodes if e.status != "ok" or e.state is None]
         if failed:
@@ -60,6 +63,21 @@ class Episodes:
     def score(self, targets: Sequence[Any], texts: Sequence[str]) -> Sequence[Scored]:
         """Each completion as the next action of its episode."""
         return self.client.step_batch(self.env, list(zip(targets, texts, strict=True))).results
+
+
+class Curriculum(Episodes):
+    """Prompts from resets of the tasks the service's curriculum draws (``draws``: by the pass
+    rates measured for its run); each reset names the run, so the service counts the end of
+    every episode a completion finishes, and the next draws read it."""
+
+    def __init__(self, client: EnvServerClient, env: str, draws: TaskDraws) -> None:
+        super().__init__(client, env, dict(draws.options), first_seed=0)
+        self.draws = draws
+
+    def draw(self, step: int, count: int) -> tuple[list[Observation], list[Any]]:
+        """First observations and state tokens of ``count`` drawn tasks."""
+        run = self.draws.run
+        return self._start([{"task_id": t, "run": run} for t in self.draws.draw(count)])
 
 
 class Dataset:

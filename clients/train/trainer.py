@@ -6,7 +6,10 @@ score them all with one batched call (``step``, or ``verify`` for a dataset), an
 the policy on group-normalised advantages with the clipped ratio surrogate and a k3 KL to a
 frozen reference. With ``overlap`` the next batch is generated while the service scores the
 current one (the next batch is then one update behind the policy; the importance ratio against
-the log-probabilities stored at generation corrects for it, as in PPO).
+the log-probabilities stored at generation corrects for it, as in PPO). With ``curriculum`` the
+prompts are the tasks the service's curriculum draws by the pass rates the run has measured;
+with ``eval_every``, pass@k on held-out tasks is measured every so many steps
+(``clients/train/evaluate.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,13 +28,27 @@ from typing import Any, cast
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
 
+from clients.curriculum import TaskDraws
 from clients.http import EnvServerClient
+from clients.passk import ALL, PassAtK, table
+from clients.passk import plot as plot_passk
+from clients.train.evaluate import HeldOutTask, evaluate, held_out_tasks, parse_ks
+from clients.train.generation import completions, dtype_for, prompt_text, sample
 from clients.train.grpo import group_advantages, grpo_loss, token_logprobs
-from clients.train.sources import Dataset, Episodes, PromptSource
+from clients.train.sources import Curriculum, Dataset, Episodes, PromptSource
 from clients.transitions import observation_text
-from envserver.wire import ChatMessage, StepResponse
+from envserver.wire import MAX_RUN_CHARS, ChatMessage, Observation, StepResponse
 
 SEED_STRIDE = 1_000_003  # seeds of different runs do not overlap
+
+
+def run_label(config: TrainConfig) -> str:
+    """The run's label in the service's statistics: ``config.run``, or the output directory's
+    name made a valid label."""
+    if config.run:
+        return config.run
+    name = re.sub(r"[^A-Za-z0-9_.:\-]+", "-", Path(config.output_dir).resolve().name)
+    return re.sub(r"^[^A-Za-z0-9]+", "", name)[:MAX_RUN_CHARS] or "grpo"
 
 
 def _help(text: str) -> dict[str, str]:
@@ -110,6 +128,28 @@ class TrainConfig:
     seed: int = field(
         default=0, metadata=_help("seed of the prompts drawn and of torch's sampling")
     )
+    curriculum: bool = field(
+        default=False,
+        metadata=_help(
+            "draw each step's tasks through the service's curriculum, by the pass rates the "
+            "run has measured (a single-turn --env; the server needs ENVSERVER_STATS)"
+        ),
+    )
+    run: str | None = field(
+        default=None,
+        metadata=_help(
+            "the run's label in the service's statistics (default: the output directory's name)"
+        ),
+    )
+    curriculum_target: float = field(
+        default=0.5, metadata=_help("with --curriculum: the pass rate the draws centre on")
+    )
+    eval_every: int = field(
+        default=0,
+        metadata=_help("every this many steps, pass@k on held-out tasks of --env (0: never)"),
+    )
+    eval_tasks: int = field(default=32, metadata=_help("held-out tasks of each evaluation"))
+    eval_k: str = field(default="1,8", metadata=_help("the k of the evaluations' pass@k"))
 
 
 @dataclass
@@ -141,11 +181,12 @@ class GRPOTrainer:
         self.config = config
         self.client = EnvServerClient(config.base_url, api_key=config.api_key)
         self.source = self._source()  # a bad mode fails before the server is asked
+        self.eval_ks = parse_ks(config.eval_k) if config.eval_every else []
         self._check_target()  # before minutes of model loading
         self.out = Path(config.output_dir)
         self.out.mkdir(parents=True, exist_ok=True)
         self.device = torch.device(config.device)
-        self.dtype = torch.bfloat16 if self.device.type == "cuda" else torch.float32
+        self.dtype = dtype_for(self.device)
         self.tokenizer = tokenizer or AutoTokenizer.from_pretrained(config.model)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
@@ -156,12 +197,24 @@ class GRPOTrainer:
         self.reference = copy.deepcopy(self.model).eval() if config.beta > 0 else None
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=config.learning_rate)
         self.step = 0
+        self._held_out: list[HeldOutTask] | None = None
         self._resume()
 
     def _source(self) -> PromptSource:
         """The run's mode: an environment's episodes, or a dataset scored by a verifier (which
         trains single-turn). Raises ValueError for a dataset without a verifier."""
         config = self.config
+        if config.curriculum:
+            if config.dataset is not None:
+                raise ValueError(
+                    "--curriculum draws tasks of --env; for a dataset's rows use "
+                    "clients.adapters.trl.curriculum_dataset or verl's CurriculumSampler"
+                )
+            draws = TaskDraws(
+                self.client, config.env, run_label(config), options=config.env_options,
+                target=config.curriculum_target, seed=config.seed,
+            )  # fmt: skip
+            return Curriculum(self.client, config.env, draws)
         if config.dataset is None:
             first_seed = config.seed * SEED_STRIDE
             return Episodes(self.client, config.env, config.env_options, first_seed)
@@ -174,7 +227,12 @@ class GRPOTrainer:
         ``UnavailableError`` (disabled there, with the fix), ``ClientError`` (unknown), or
         ValueError for a verifier it does not offer."""
         if self.config.verifier is None:
-            self.client.env(self.config.env)
+            env = self.client.env(self.config.env)
+            if env.kind != "single_turn" and (self.config.curriculum or self.config.eval_every):
+                raise ValueError(
+                    f"{env.id} is multi-turn: --curriculum and --eval-every draw and score "
+                    "tasks of a single-turn environment by id"
+                )
             return
         catalogue = self.client.envs()
         if any(v.name == self.config.verifier for v in catalogue.verifiers):
@@ -222,14 +280,7 @@ class GRPOTrainer:
     # -- rollouts ----------------------------------------------------------------------------
 
     def _prompt_text(self, observation: str | list[ChatMessage] | None) -> str:
-        if isinstance(observation, list) and getattr(self.tokenizer, "chat_template", None):
-            messages = [m.model_dump() for m in observation]
-            return str(
-                self.tokenizer.apply_chat_template(
-                    messages, tokenize=False, add_generation_prompt=True
-                )
-            )
-        return observation_text(observation)
+        return prompt_text(self.tokenizer, observation)
 
     def _logprobs(
         self, model: Any, sequences: torch.Tensor, attention: torch.Tensor
@@ -241,30 +292,15 @@ class GRPOTrainer:
 
     def _sample(self, contexts: list[list[int]]) -> list[list[int]]:
         """One sampled continuation per context, up to and including its end-of-sequence."""
-        width = max(len(c) for c in contexts)
-        pad = self.tokenizer.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=self.device)
-        attention = torch.tensor(
-            [[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=self.device
+        return sample(
+            self.model,
+            self.tokenizer,
+            contexts,
+            temperature=self.config.temperature,
+            max_new_tokens=self.config.max_new_tokens,
+            device=self.device,
+            dtype=self.dtype,
         )
-        with torch.autocast(
-            self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32
-        ):
-            out = self.model.generate(
-                input_ids=ids,
-                attention_mask=attention,
-                do_sample=True,
-                temperature=self.config.temperature,
-                top_k=0,
-                top_p=1.0,
-                max_new_tokens=self.config.max_new_tokens,
-                pad_token_id=pad,
-            )
-        continuations = []
-        for row in out[:, width:].tolist():
-            eos = self.tokenizer.eos_token_id
-            continuations.append(row[: row.index(eos) + 1] if eos in row else row)
-        return continuations
 
     def _pack(
         self, tokens: list[list[int]], generated: list[list[int]]
@@ -425,6 +461,33 @@ class GRPOTrainer:
                 current = upcoming or self._generate(step + 1)
                 pending = scorer.submit(self._score, current)
 
+    def evaluate_policy(self, say: Callable[[str], None] = print) -> dict[str, float]:
+        """pass@k of the policy now on the run's held-out tasks (``clients.train.evaluate``):
+        appended to ``eval.jsonl``, drawn in ``eval-passk.png``, its table passed to ``say``,
+        and returned as ``eval_pass@<k>`` metrics over all the tasks."""
+        config = self.config
+        if self._held_out is None:
+            self._held_out = held_out_tasks(
+                self.client, config.env, config.eval_tasks, config.env_options
+            )
+
+        def generate(prompts: Sequence[Observation], n: int) -> list[list[str]]:
+            return completions(
+                self.model, self.tokenizer, prompts, n, temperature=config.temperature,
+                max_new_tokens=config.max_new_tokens, device=self.device, dtype=self.dtype,
+            )  # fmt: skip
+
+        rows, _ = evaluate(self.client, self._held_out, generate, self.eval_ks, seed=self.step)
+        with (self.out / "eval.jsonl").open("a") as out:
+            out.write(json.dumps({"step": self.step, "pass_at_k": [asdict(r) for r in rows]}))
+            out.write("\n")
+        plot_passk(rows, self.out / "eval-passk.png", title=f"{config.env}, step {self.step}")
+        say(f"pass@k at step {self.step} on {len(self._held_out)} held-out tasks:")
+        for line in table(rows):
+            say(line)
+        overall: list[PassAtK] = [row for row in rows if row.group == ALL] or rows
+        return {f"eval_pass@{row.k}": row.value for row in overall}
+
     def train(self) -> list[dict[str, float]]:
         """Run to ``config.steps``; the metrics of every step."""
         from tqdm.auto import tqdm  # noqa: PLC0415 - a transformers dependency
@@ -438,6 +501,8 @@ class GRPOTrainer:
                 metrics = self.update(rollout, rewards, valid)
                 metrics.update(generate_s=rollout.seconds, reward_wait_s=waited)
                 metrics["elapsed_s"] = time.perf_counter() - started
+                if self.config.eval_every and self.step % self.config.eval_every == 0:
+                    metrics.update(self.evaluate_policy(bar.write))
                 history.append(metrics)
                 log.write(json.dumps(metrics) + "\n")
                 log.flush()
