@@ -103,6 +103,21 @@ def restricted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live
         yield server
 
 
+STATS_KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
+"""The keys of ``stats_server``: each caller's runs are its own."""
+
+
+@pytest.fixture(scope="session")
+def stats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server keeping task statistics (SQLite in its data directory, written every 0.1 s)
+    for two API keys (``STATS_KEYS``): the curriculum's, reverify's and pass@k's tests."""
+    keys = ",".join(f"{name}:{key}" for name, key in STATS_KEYS.items())
+    workdir = tmp_path_factory.mktemp("stats")
+    env = {"ENVSERVER_STATS": "1", "ENVSERVER_STATS_FLUSH_S": "0.1", "ENVSERVER_API_KEYS": keys}
+    with make_server(workdir, **env) as server:
+        yield server
+
+
 @pytest.fixture(scope="session")
 def base_url(live_server: LiveServer) -> str:
     """The shared server's URL."""
