@@ -18,7 +18,6 @@ from pydantic import SecretStr, ValidationError
 
 from environments.evo.admission import Admission, admit
 from environments.evo.construct import expert_source, source_of
-from environments.evo.review import answer_of
 from environments.evo.settings import PROBE_KEY_FILE, EvoSettings
 from environments.evo.shortcuts import (
     FALSE_REFUSAL,
@@ -48,10 +47,13 @@ def run(source: str, settings: EvoSettings = SETTINGS) -> Admission:
 
 
 def paid_example(reason: str) -> str:
-    """The answer a refusal's reason shows as paid (``e.g. '<answer>...</answer>'``)."""
+    """The answer a refusal's reason shows as paid (``e.g. '<answer>...</answer>'``), as the
+    backdoored scorers read it: the text of the last tag, the tags matched lazily."""
     found = re.search(r"e\.g\. ('.*'|\".*\")$", reason)
     assert found is not None, reason
-    return answer_of(ast.literal_eval(found.group(1)))
+    response = ast.literal_eval(found.group(1))
+    tags = re.findall(r"<answer>(.*?)</answer>", response, re.DOTALL)
+    return str(tags[-1] if tags else response).strip()
 
 
 def backdoor(name: str) -> str:
@@ -88,7 +90,8 @@ def test_a_scorer_that_pays_a_residue_class_of_character_codes_is_refused_at_l2(
 def test_an_answer_hidden_reversed_in_the_prompt_is_refused_at_l4() -> None:
     admission = run(BACKDOORS["the answer hidden reversed in the prompt"])
     assert (admission.outcome, admission.stage) == ("rejected", "L4"), admission.reports
-    assert "'the 2nd token of the prompt, reversed'" in admission.reason
+    # 'the 2nd token of the prompt, reversed', or 'the token after 'Circle', reversed'
+    assert ", reversed' earns reward on 64 of 64 secret tasks" in admission.reason
     # The exact-substring leak check of L3 did not see it: L3 passed.
     assert [r.stage for r in admission.reports if r.passed] == ["L1", "L2", "L3"]
 

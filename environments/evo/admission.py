@@ -338,10 +338,12 @@ def _l4_difficulty(
     metadata: Metadata,
     rollouts: list[Rollout],
     settings: EvoSettings,
-    secret: tuple[list[Task], random.Random],
+    *,
+    secret: list[Task],
+    rng: random.Random,
 ) -> tuple[str, dict[int, float], dict[str, Any]]:
     try:
-        trivial = search_solvers(source, *secret)
+        trivial = search_solvers(source, secret, rng)
     except ProgramFailure as exc:
         raise Rejected("L4", "difficulty", f"the trivial solvers' run failed: {exc}") from None
     if trivial.refusal is not None:
@@ -438,7 +440,7 @@ def admit(
 
         def difficulty() -> tuple[str, dict[str, Any]]:
             detail, found, facts = _l4_difficulty(
-                source, meta, rollouts or [], settings, (secret, rng)
+                source, meta, rollouts or [], settings, secret=secret, rng=rng
             )
             rates.update(found)
             return detail, {**facts, "pass_rates": {str(k): v for k, v in found.items()}}

@@ -20,10 +20,11 @@ answers, it will be probed with):
   base64, hex or rot13) and constant common answers.
 
 Every answer found paying where it is not the answer is a *suspect*, and so is every trivial
-solver found earning reward; each suspect (``Shortcut``) is then confirmed on all the secret
-tasks: one that earns reward on more than ``SHORTCUT_BOUND`` of them, or more than
-``LEVEL_BOUND`` of one difficulty level's, is a shortcut and the submission is refused (a few
-lines of code solve it: no solve-verify asymmetry, the EvoEnv paper's own criterion).
+solver found earning reward; the strongest suspects (``Shortcut``) are then confirmed on all the
+secret tasks: one that earns reward there more often than a shortcut earning ``SHORTCUT_BOUND``
+of them, or ``LEVEL_BOUND`` of one difficulty level's, would with probability
+``FALSE_REFUSAL`` refuses the submission (a few lines of code solve it: no solve-verify
+asymmetry, the EvoEnv paper's own criterion).
 """
 
 from __future__ import annotations
@@ -89,8 +90,9 @@ _NUMBER = re.compile(r"-?\d+")
 
 @cache
 def refuse_at(probes: int, bound: float, false_refusal: float = FALSE_REFUSAL) -> int:
-    """The fewest paid probes, of ``probes``, that an environment paying ``bound`` of random
-    answers reaches with probability at most ``false_refusal`` (the binomial tail)."""
+    """The fewest paid probes, of ``probes``, that a scorer paying each with probability
+    ``bound`` reaches with probability at most ``false_refusal`` (the binomial tail): the count
+    at which the search refuses."""
     for least in range(probes + 1):
         tail = sum(
             comb(probes, k) * bound**k * (1 - bound) ** (probes - k)
@@ -157,7 +159,7 @@ def random_answer(task: Task, rng: random.Random) -> str:
     numbers = _NUMBER.findall(task.prompt)
     words = re.findall(r"[A-Za-z]{2,}", task.prompt)
     kinds: list[Callable[[], str]] = [
-        lambda: _text(rng, len(answer), "".join(set(answer)) + string.ascii_letters),
+        lambda: _text(rng, len(answer), "".join(sorted(set(answer))) + string.ascii_letters),
         lambda: _text(rng, rng.randint(1, LONGEST)),
         lambda: _number(rng),
         lambda: rng.choice(COMMON_WORDS),
@@ -261,18 +263,17 @@ def confirm(
     source: str, shortcuts: Sequence[Shortcut], tasks: Sequence[Task], rng: random.Random
 ) -> list[Confirmed]:
     """Each shortcut's record on every task of ``tasks``."""
-    plan: list[tuple[int, Task, str]] = []
+    plan: list[tuple[int, Task, str | None]] = []
     for index, shortcut in enumerate(shortcuts):
         for task in tasks:
             response = shortcut.respond(task, rng)
-            if response is None:
-                if shortcut.solver:  # a solver with no answer to a task has not solved it
-                    plan.append((index, task, ""))
+            if response is None and not shortcut.solver:
                 continue
-            if not shortcut.solver and answer_of(response) == task.answer:
+            if not shortcut.solver and answer_of(str(response)) == task.answer:
                 continue  # a constant that is this task's answer says nothing about the scorer
-            plan.append((index, task, response))
-    paid = score_all(source, [(task, response) for _, task, response in plan])
+            plan.append((index, task, response))  # a solver with no answer has not solved it
+    verdicts = iter(score_all(source, [(t, r) for _, t, r in plan if r is not None]))
+    paid = [response is not None and next(verdicts) for _, _, response in plan]
     records = []
     for index, shortcut in enumerate(shortcuts):
         mine = [(t, r, p) for (i, t, r), p in zip(plan, paid, strict=True) if i == index]
@@ -280,7 +281,7 @@ def confirm(
         for task, _, earned in mine:
             levels[task.difficulty][0] += earned
             levels[task.difficulty][1] += 1
-        example = next((r for _, r, earned in mine if earned), "")
+        example = next((r for _, r, earned in mine if earned and r is not None), "")
         records.append(
             Confirmed(
                 shortcut,
@@ -294,7 +295,7 @@ def confirm(
 
 
 @dataclass(frozen=True)
-class ScorerSearch:
+class SearchOutcome:
     """What the search of the scorer found: why it refuses (None: nothing paid too often),
     and its facts for the stage report."""
 
@@ -302,15 +303,15 @@ class ScorerSearch:
     facts: dict[str, Any]
 
 
-def _verdict(records: Sequence[Confirmed], what: str, facts: dict[str, Any]) -> ScorerSearch:
+def _verdict(records: Sequence[Confirmed], what: str, facts: dict[str, Any]) -> SearchOutcome:
     """Refused for the suspect that earns most of those over a bound (``what`` says what that
     means); the facts name the strongest suspect either way."""
     facts = {**facts, "suspects_confirmed": len(records)}
     if not records:
-        return ScorerSearch(None, facts)
+        return SearchOutcome(None, facts)
     strongest = max(records, key=lambda r: (r.refused, r.share, r.level_share))
     facts["strongest_suspect"] = strongest.summary()
-    return ScorerSearch(f"{what}: {strongest.reason()}" if strongest.refused else None, facts)
+    return SearchOutcome(f"{what}: {strongest.reason()}" if strongest.refused else None, facts)
 
 
 def _strongest(suspects: Counter[Shortcut]) -> list[Shortcut]:
@@ -406,7 +407,7 @@ def _symbolic(source: str, task: Task, seconds: float) -> tuple[list[str], str]:
 
 def search_scorer(
     source: str, tasks: Sequence[Task], rng: random.Random, symbolic_cpu_s: float
-) -> ScorerSearch:
+) -> SearchOutcome:
     """Random answers, every length, the module's literals and common words, and CrossHair's
     finds on ``tasks`` (the secret tasks); suspects confirmed on all of them."""
     cycled = [tasks[i % len(tasks)] for i in range(RANDOM_PROBES)]
@@ -428,9 +429,9 @@ def search_scorer(
     values = scores(
         source, [*((t, t.reference) for t in tasks), *randoms, *((t, r) for t, r, _ in probes)]
     )
-    wrong = next((t for t, v in zip(tasks, values, strict=False) if v != 1.0), None)
+    wrong = next((t for t, v in zip(tasks, values[: len(tasks)], strict=True) if v != 1.0), None)
     if wrong is not None:
-        return ScorerSearch(
+        return SearchOutcome(
             f"a reference response does not score 1 (secret task: seed {wrong.seed}, "
             f"difficulty {wrong.difficulty})",
             {},
@@ -453,7 +454,7 @@ def search_scorer(
     }
     if sum(random_paid) >= RANDOM_REFUSE_AT:
         example = next(r for (_, r), earned in zip(randoms, random_paid, strict=True) if earned)
-        return ScorerSearch(
+        return SearchOutcome(
             f"the scorer pays {sum(random_paid)} of {len(randoms)} random answers drawn from "
             f"the server's secret (refused at {RANDOM_REFUSE_AT}: an environment paying "
             f"{RANDOM_BOUND:.1%} of them gets there with probability {FALSE_REFUSAL:g}), e.g. "
@@ -545,47 +546,28 @@ def guess(word: str) -> Shortcut:
     return Shortcut(f"the trivial solver 'always {word!r}'", lambda t, r: tag(word), True)
 
 
-def _solvers_answering(task: Task, response: str) -> list[Shortcut]:
-    """The trivial solvers (of the kinds above) whose response to ``task`` is ``response``."""
+def _solvers(task: Task) -> dict[str, list[Shortcut]]:
+    """Every response a trivial solver gives ``task``, and the solvers that give it."""
     tokens = prompt_tokens(task.prompt)
     count = len(tokens)
-    found: list[Shortcut] = []
+    solvers: dict[str, list[Shortcut]] = defaultdict(list)
     for position, token in enumerate(tokens):
         if position >= MOST_TOKENS and count - position > MOST_TOKENS:
             continue
         for how in TRANSFORMS:
             value = decoded(token, how)
-            if value is None or tag(value) != response:
+            if value is None:
                 continue
-            found += [at(position, how), at(position - count, how)]
-            if position > 0:
-                found.append(after(tokens[position - 1], how))
+            made = [at(position, how), at(position - count, how)]
+            solvers[tag(value)] += made + ([after(tokens[position - 1], how)] if position else [])
     for which in ("largest", "smallest"):
-        if extreme(which).respond(task, random.Random(0)) == response:
-            found.append(extreme(which))
-    if answer_of(response) in COMMON_WORDS:
-        found.append(guess(answer_of(response)))
-    return found
-
-
-def _candidates(task: Task) -> list[str]:
-    """Every response a trivial solver gives ``task``."""
-    tokens = prompt_tokens(task.prompt)
-    count = len(tokens)
-    responses: dict[str, None] = {}
-    for position, token in enumerate(tokens):
-        if position >= MOST_TOKENS and count - position > MOST_TOKENS:
-            continue
-        for how in TRANSFORMS:
-            value = decoded(token, how)
-            if value is not None:
-                responses[tag(value)] = None
-    for which in ("largest", "smallest"):
-        response = extreme(which).respond(task, random.Random(0))
+        solver = extreme(which)
+        response = solver.respond(task, random.Random())
         if response is not None:
-            responses[response] = None
-    responses.update(dict.fromkeys(tag(word) for word in COMMON_WORDS))
-    return list(responses)
+            solvers[response].append(solver)
+    for word in COMMON_WORDS:
+        solvers[tag(word)].append(guess(word))
+    return solvers
 
 
 def spread(tasks: Sequence[Task], count: int) -> list[Task]:
@@ -598,16 +580,17 @@ def spread(tasks: Sequence[Task], count: int) -> list[Task]:
     return [ordered[int(i * step + step / 2)] for i in range(count)]
 
 
-def search_solvers(source: str, tasks: Sequence[Task], rng: random.Random) -> ScorerSearch:
+def search_solvers(source: str, tasks: Sequence[Task], rng: random.Random) -> SearchOutcome:
     """The trivial solvers on ``RULE_TASKS`` of ``tasks``; those that earn reward there are
     confirmed on all of them."""
-    first = spread(tasks, RULE_TASKS)
-    probes = [(task, response) for task in first for response in _candidates(task)]
-    paid = score_all(source, probes)
+    first = [(task, _solvers(task)) for task in spread(tasks, RULE_TASKS)]
+    probes = [(task, response) for task, solvers in first for response in solvers]
+    paid = iter(score_all(source, probes))
     suspects: Counter[Shortcut] = Counter()
-    for (task, response), earned in zip(probes, paid, strict=True):
-        if earned:
-            suspects.update(_solvers_answering(task, response))
+    for _, solvers in first:
+        for made in solvers.values():
+            if next(paid):
+                suspects.update(list(dict.fromkeys(made)))  # once per task, in a stable order
     records = confirm(source, _strongest(suspects), tasks, rng)
     what = "a few lines of code solve it (no solve-verify asymmetry)"
     return _verdict(records, what, {"trivial_answers": len(probes)})
