@@ -6,6 +6,11 @@ the cluster is single-node (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``, which makes
 for the node's address): with it every Ray server here listens on 127.0.0.1 and all traffic stays
 on loopback. The cluster's processes are the descendants of one ``ray start --block``; ``stop``
 ends exactly those (never ``ray stop``, which ends every Ray process of the machine).
+
+Nothing of the machine's Ray state reaches the cluster: it has a home of its own (Ray reads
+``~/.ray``; with another cluster's auth token there, ``ray status`` never reached this one and
+``start`` gave up) and its own temporary directory, and the variables that point Ray at another
+cluster or its credentials (``ISOLATED``) are not passed on.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ HIGH_THROUGHPUT = {"RAY_SERVE_THROUGHPUT_OPTIMIZED": "1", "RAY_SERVE_ENABLE_HA_P
 plane over direct gRPC. Read by Serve's own processes, so it is set where the cluster starts.
 Not for tests: Ray 2.60 binds HAProxy's stats and metrics ports and each replica's gRPC port on
 every interface, with no setting to keep them on loopback."""
+ISOLATED = ("RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+"""The caller's variables that would send Ray to another cluster or hand it another's token."""
 REPLICA_TITLE = "ServeReplica:envserver:EnvServer"
 """What Ray names a replica's process (``ray::ServeReplica:<app>:<deployment>``)."""
 
@@ -47,6 +54,8 @@ class RayCluster:
     def __init__(self, workdir: Path, cpus: int = 2, *, high_throughput: bool = False) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir
+        self.home = workdir / "home"
+        self.home.mkdir(exist_ok=True)
         # Unix socket paths are limited to 107 bytes: Ray's live under a short temporary root.
         self.temp_dir = Path(tempfile.mkdtemp(prefix="ray-"))
         self.cpus = cpus
@@ -57,9 +66,10 @@ class RayCluster:
         self.log = workdir / "ray.log"
         self.env = {
             **PATIENT_PROXY,
-            **os.environ,
+            **{name: value for name, value in os.environ.items() if name not in ISOLATED},
             **SINGLE_NODE,
             **(HIGH_THROUGHPUT if high_throughput else {}),
+            "HOME": str(self.home),
             "PYTHONPATH": os.pathsep.join(filter(None, [str(SOURCE), os.getenv("PYTHONPATH")])),
         }
         self.head: subprocess.Popen[bytes] | None = None

@@ -2,13 +2,17 @@
 stopped here: the served-environment contract for every family, an episode carried across
 replicas, and an episode run that survives killing a replica.
 
-The cluster has 2 logical CPUs and 2 replicas of one pool worker each, deployed by
-``envserver serve --ray`` exactly as a user would.
+The cluster has 3 logical CPUs: 2 replicas of one pool worker each, deployed by
+``envserver serve --ray`` exactly as a user would, and one for the verl reward worker that its
+``remote`` reward manager starts. It starts from an environment that points Ray at another
+cluster (another's auth token in the home directory, ``RAY_AUTH_*`` and ``RAY_ADDRESS`` set),
+which ``RayCluster`` must keep out; a cluster that cannot start fails the tests, with Ray's log.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import signal
@@ -17,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -28,7 +33,7 @@ from clients.http import EnvServerClient
 from clients.retry import RetryPolicy
 from envserver import ray_serve
 from envserver.config import Settings
-from envserver.ray_cluster import RayCluster
+from envserver.ray_cluster import ISOLATED, RayCluster
 from envserver.registry import discover
 from tests.server import ROOT
 from tests.test_contracts import (
@@ -52,13 +57,27 @@ ENVS = sorted(REGISTRY.envs)
 PATIENT = RetryPolicy(attempts=20, backoff_s=0.2, max_backoff_s=2.0)
 
 
+FOREIGN_TOKEN = "another-clusters-token-0123456789"
+
+
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
-    cluster = RayCluster(tmp_path_factory.mktemp("ray"), cpus=2)
+    foreign = tmp_path_factory.mktemp("foreign-home")
+    (foreign / ".ray").mkdir()
+    (foreign / ".ray" / "auth_token").write_text(FOREIGN_TOKEN)
+    with pytest.MonkeyPatch.context() as machine:
+        machine.setenv("HOME", str(foreign))
+        machine.setenv("RAY_AUTH_MODE", "token")
+        machine.setenv("RAY_AUTH_TOKEN", FOREIGN_TOKEN)
+        machine.setenv("RAY_ADDRESS", "127.0.0.1:1")
+        cluster = RayCluster(tmp_path_factory.mktemp("ray"), cpus=3)
     try:
         cluster.start()
     except (RuntimeError, OSError) as exc:
-        pytest.skip(f"Ray could not start here: {exc}")
+        # The cluster depends on nothing of the machine's Ray state (its home, temporary
+        # directory and variables are its own): a start that fails is a bug to see, not a
+        # skip that leaves the suite green.
+        pytest.fail(f"the Ray cluster did not start: {str(exc)[-3000:]}")
     try:
         cluster.deploy(SECRET, replicas=2, timeout_s=600)
         yield cluster
@@ -178,6 +197,66 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def test_the_cluster_keeps_its_state_to_itself(ray_cluster: RayCluster) -> None:
+    # Its home and its sessions (Ray's default: /tmp/ray) are its own, and it never saw the
+    # variables that pointed at the other cluster.
+    assert ray_cluster.env["HOME"] == str(ray_cluster.home) != os.environ.get("HOME")
+    assert not set(ISOLATED) & set(ray_cluster.env)
+    assert list(ray_cluster.temp_dir.glob("session_*")), list(ray_cluster.temp_dir.iterdir())
+
+
+# verl's trainer on a node of the cluster: a driver that joins it (with the cluster's own
+# environment from its start: Ray reads it at import) and loads verl's `remote` reward manager.
+REMOTE_MANAGER = """
+import json, sys
+from pathlib import Path
+
+import numpy as np
+import ray
+
+from tests.test_trainer_libraries import _run_loop, _verl_batch, _verl_manager
+
+address, url, workdir = sys.argv[1:]
+ray.init(address=address, log_to_driver=False)
+try:
+    _verl_manager(url, Path(workdir), "remote", "compute_score")
+    refused = ""
+except AssertionError as exc:
+    refused = str(exc)
+manager = _verl_manager(url, Path(workdir), "remote", "compute_score_sync")
+responses = ["The answer is \\\\boxed{7}", "\\\\boxed{1}", "\\\\boxed{8}"]
+data = _verl_batch(manager.tokenizer, ["openai/gsm8k"] * 3, responses, [np.int64(7), None, "9"])
+results = _run_loop(manager, data)
+ray.shutdown()
+print(json.dumps({"refused": refused, "results": results}))
+"""
+
+
+@pytest.mark.timeout(600)
+def test_verls_remote_reward_manager_runs_the_sync_function_in_ray_actors(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    # verl 0.9's `remote` manager calls the reward function in Ray actors, which cannot await:
+    # it refuses the async compute_score, and the README names compute_score_sync for it.
+    pytest.importorskip("verl")
+    arguments = [ray_cluster.address, ray_cluster.base_url, str(tmp_path)]
+    done = subprocess.run(
+        [sys.executable, "-c", REMOTE_MANAGER, *arguments],
+        cwd=ROOT,
+        env=ray_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "Async reward score is not supported" in answer["refused"]
+    scores = [r["reward_score"] for r in answer["results"]]
+    flags = [r["reward_extra_info"]["bad_reference"] for r in answer["results"]]
+    assert (scores, flags) == ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
 
 
 def test_serve_ray_refuses_to_deploy_without_a_shared_secret() -> None:
