@@ -7,11 +7,14 @@ its unevaluated parse before sympy evaluates anything (``verifiers/math_bounds.p
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import sympy
+from math_verify.errors import TimeoutException
 
 from tests.math_support import MATH, env_options
-from verifiers.math import VERIFIER, MathOptions
+from verifiers.math import VERIFIER, MathOptions, _cpu_limit
 from verifiers.math_bounds import MAX_DIGITS, MAX_TERMS, too_large, unreadable
 
 BOMBS = [
@@ -109,3 +112,12 @@ def test_the_bounds() -> None:
     assert unreadable("\\binom{10}{3}\\binom{5}{2}", "120") is not None  # once only
     assert unreadable("x" * 401, "1") is not None
     assert unreadable("x" * 401, "x" * 300) is None  # a long reference allows long answers
+
+
+def test_the_limits_count_cpu_time_not_the_clock() -> None:
+    # A loaded machine stretches the wall clock: waiting is not work, and must not time out.
+    with _cpu_limit(0.2):
+        time.sleep(0.5)
+    with pytest.raises(TimeoutException), _cpu_limit(0.2):
+        while True:
+            pass

@@ -265,6 +265,9 @@ def test_several_answers_earn_nothing(response: str, reference: str) -> None:
         ("So the answer is $\\boxed{392}$.", "392"),
         ("\\boxed 4", "4"),
         ("The answer is $\\boxed{6}$, and the answer is positive.", "6"),
+        # A statement whose sentence holds a box states that box, working and all.
+        ("So the answer is $3 \\times 4 = \\boxed{12}$.", "12"),
+        ("Final answer: the roots are 2 and 4, so the larger is $\\boxed{4}$.", "4"),
         ("We have 1 000 apples. The answer is 392.", "392"),
         ("The roots are $-3$ and $2$.", "\\{-3, 2\\}"),
     ],

@@ -1,9 +1,12 @@
 """Math answers: extraction and equivalence with HuggingFace ``math-verify``.
 
-``math-verify`` guards its own parsing and comparison with ``SIGALRM`` and, on a timeout, quietly
-answers "not equal", which would score a correct answer 0. This verifier asks it to raise instead
-and reports status ``timeout``. It must run in a process's main thread; the server's worker
-processes do, and the server enforces its own hard limit from outside by killing the worker.
+``math-verify`` guards its own parsing and comparison with a wall-clock ``SIGALRM`` and, on a
+timeout, quietly answers "not equal", which would score a correct answer 0. This verifier limits
+them by CPU time instead (``_cpu_limit``: a busy machine must not time out an answer a quiet one
+reads in a fraction of the limit) and reports status ``timeout``. What an answer may ask of them
+is bounded before they run (``verifiers/math_bounds.py``), so only a fault reaches the limit. It
+must run in a process's main thread; the server's worker processes do, and the server enforces
+its own hard limit from outside by killing the worker.
 
 math-verify also evaluates what it parses, so restating a problem ("\\boxed{3 + 4 \\cdot 5}",
 "\\binom{10}{3}", "\\int_0^2 x\\,dx") would be "equivalent" to its answer. Unless the reference
@@ -34,17 +37,18 @@ An answer names one value, or it scores 0 (``verifiers/math_hedges.py`` finds th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import signal
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from itertools import chain, product
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import sympy
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 from math_verify.errors import TimeoutException
 from math_verify.parser import ExtractionTarget
-from math_verify.utils import timeout
 from pydantic import Field
 
 from verifiers.base import Verifier
@@ -71,9 +75,10 @@ from verifiers.math_unboxed import (
 from verifiers.numbers import Options
 from verifiers.score import Score
 
-# math-verify's own limits (whole seconds), below the server's hard per-item limit.
-_PARSE_TIMEOUT_S = 3
-_COMPARE_TIMEOUT_S = 3
+# Limits on math-verify's reading and comparing, in seconds of this process's CPU time, below
+# the server's hard per-item limit (wall clock).
+_PARSE_TIMEOUT_S = 3.0
+_COMPARE_TIMEOUT_S = 3.0
 
 # A boxed answer wins over "the answer is ..." and over the last expression in the text.
 _RESPONSE_TARGETS = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
@@ -108,9 +113,12 @@ class MathOptions(Options):
     )
     allow_unevaluated: bool = Field(
         False,
-        description="Accept answers that still contain arithmetic on plain numbers "
-        "(3 + 4 \\cdot 5, 2^{10}, \\binom{10}{3}, 10!) when the reference is a plain value. Off by "
-        "default: such an answer restates the problem instead of solving it.",
+        description="Accept answers that still contain arithmetic on plain numbers, functions "
+        "of them and constants (3 + 4 \\cdot 5, 2^{10}, \\binom{10}{3}, 10!, \\sqrt{16}, "
+        "\\frac{72\\pi}{\\pi}) when the reference is a plain value. Off by default: such an "
+        "answer restates the problem instead of solving it. Never accepted either way: a symbol "
+        "the reference lacks, calculus the reference lacks (integrals, sums, products, limits, "
+        "derivatives), and work past the verifier's bounds.",
     )
     accept_decimal_approximations: bool = Field(
         False,
@@ -167,19 +175,39 @@ def leftover_arithmetic(answer: Any) -> str | None:
     return None
 
 
+@contextmanager
+def _cpu_limit(seconds: float) -> Iterator[None]:
+    """Raise math-verify's ``TimeoutException`` once this process has spent ``seconds`` of CPU
+    time inside the block (user time: ``ITIMER_VIRTUAL``). math-verify's own alarm counts the
+    wall clock, which a loaded machine stretches: 0.6 s of parsing took 2.7 s beside other
+    jobs. Like any signal, it cannot stop one long operation in C until that returns."""
+
+    def expired(signum: int, frame: Any) -> None:
+        raise TimeoutException(f"more than {seconds:g} s of CPU time")
+
+    previous = signal.signal(signal.SIGVTALRM, expired)
+    signal.setitimer(signal.ITIMER_VIRTUAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.signal(signal.SIGVTALRM, previous)
+
+
 @lru_cache(maxsize=4096)
 def _parse_reference(reference: str) -> tuple[Any, ...]:
     # A bare reference such as "\frac{1}{2}" or "0.5" is read as one LaTeX expression.
     text = reference if ("$" in reference or "\\boxed" in reference) else f"${reference}$"
-    return tuple(
-        parse(
-            text,
-            _REFERENCE_TARGETS,
-            fallback_mode="no_fallback",  # a reference sympy cannot read is unusable, not a string
-            parsing_timeout=_PARSE_TIMEOUT_S,
-            raise_on_error=True,
+    with _cpu_limit(_PARSE_TIMEOUT_S):
+        return tuple(
+            parse(
+                text,
+                _REFERENCE_TARGETS,
+                fallback_mode="no_fallback",  # a reference sympy cannot read is unusable
+                parsing_timeout=None,  # _cpu_limit instead
+                raise_on_error=True,
+            )
         )
-    )
 
 
 def _gold(reference: Any) -> tuple[Any, ...] | Score:
@@ -252,14 +280,15 @@ def _extract(
     admit = None if reference is None else partial(unreadable, reference=reference.text)
     budget = None if reference is None else MAX_ANSWER_CHARS
     try:
-        found = timeout(_PARSE_TIMEOUT_S)(extract)(text, targets, admit, budget)
+        with _cpu_limit(_PARSE_TIMEOUT_S):
+            found = extract(text, targets, admit, budget)
     except TimeoutException:
         return Score.timeout("extracting the answer took too long")
     except Exception:  # an extraction math-verify cannot make is no answer
         return None
     if isinstance(found, Refused):
         return Score.invalid(found.reason)
-    return cast(Extraction | None, found)
+    return found
 
 
 def _answer(text: str) -> list[Any] | Score:
@@ -296,9 +325,7 @@ def _approximates(gold: Any, predicted: Any, reference: _Reference, options: Mat
     if options.accept_decimal_approximations or not reference.exact:
         return False
     exact = exact_decimals(predicted)
-    return exact is not None and not verify(
-        gold, exact, timeout_seconds=_COMPARE_TIMEOUT_S, raise_on_error=True
-    )
+    return exact is not None and not verify(gold, exact, timeout_seconds=None, raise_on_error=True)
 
 
 def _screen(own_text: str, reference: _Reference, options: MathOptions) -> Score | None:
@@ -341,21 +368,22 @@ def _compare(
     timed_out = False
     for gold_item, predicted_item in product(gold, predicted):
         try:
-            if not verify(
-                gold_item,
-                predicted_item,
-                float_rounding=options.float_rounding,
-                timeout_seconds=_COMPARE_TIMEOUT_S,
-                raise_on_error=True,
-            ):
-                continue
-            if _approximates(gold_item, predicted_item, reference, options):
-                return replace(
-                    wrong,
-                    detail=f"the answer {answer[:200]!r} is a decimal approximation of an exact "
-                    "value; the option accept_decimal_approximations accepts one",
-                )
-            return _final_value_check(predicted, reference, options)
+            with _cpu_limit(_COMPARE_TIMEOUT_S):
+                if not verify(
+                    gold_item,
+                    predicted_item,
+                    float_rounding=options.float_rounding,
+                    timeout_seconds=None,  # _cpu_limit instead
+                    raise_on_error=True,
+                ):
+                    continue
+                if _approximates(gold_item, predicted_item, reference, options):
+                    return replace(
+                        wrong,
+                        detail=f"the answer {answer[:200]!r} is a decimal approximation of an "
+                        "exact value; the option accept_decimal_approximations accepts one",
+                    )
+                return _final_value_check(predicted, reference, options)
         except TimeoutException:
             timed_out = True
         except Exception:  # noqa: S112 - a comparison math-verify cannot make is "not equal"
@@ -482,8 +510,8 @@ def _check_boxes(
     options: MathOptions,
 ) -> Score:
     """Every box must be right on its own, and so must every statement of the answer outside a
-    box ("\\boxed{6}. Final answer: -6" offers two answers) (``_every``)."""
-    stated = [said for said in statements(response, _MAX_BOXES) if not boxed_answers(said)]
+    box's sentence ("\\boxed{6}. Final answer: -6" offers two answers) (``_every``)."""
+    stated = statements(response, _MAX_BOXES)
     if len(boxes) + len(stated) > _MAX_BOXES:
         return Score.invalid(f"more than {_MAX_BOXES} different boxed or stated answers")
     scores = chain(

@@ -258,19 +258,20 @@ _BOX_START = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
 
 def statements(response: str, most: int) -> list[str]:
     """The statements of the answer in ``response`` ("the answer is 4", "Final answer: 4"),
-    each from its "answer" to the end of its sentence or line, or to the next box or statement
-    (a statement of a box is that box), where something is stated; at most ``most`` + 1 of them
-    (the caller refuses more than ``most``)."""
+    each from its "answer" to the end of its sentence or line, or to the next statement, where
+    something is stated; at most ``most`` + 1 of them (the caller refuses more than ``most``).
+    A statement whose sentence holds a box states that box ("the answer is $3 \\times 4 =
+    \\boxed{12}$"): it is left out, the box being an answer already."""
     found: list[str] = []
     anchors = list(_STATEMENT.finditer(response))
     for index, match in enumerate(anchors):
         limit = match.end() + _STATEMENT_CHARS
         if index + 1 < len(anchors):
             limit = min(limit, anchors[index + 1].start())
-        ends = [_SENTENCE_END.search(response, match.end(), limit)]
-        ends.append(_BOX_START.search(response, match.end(), limit))
-        stop = min([limit, *(end.start() for end in ends if end is not None)])
-        if response[match.end() : stop].strip(" *$:\\([{"):
+        end = _SENTENCE_END.search(response, match.end(), limit)
+        stop = limit if end is None else end.start()
+        said = response[match.end() : stop]
+        if said.strip(" *$:\\([{") and not _BOX_START.search(said):
             found.append(response[match.start() : stop])
             if len(found) > most:
                 break
