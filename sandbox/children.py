@@ -26,6 +26,10 @@ from sandbox import cgroups, frames, harness, isolation, landlock, linux, record
 from sandbox.jobs import Limits
 
 SHM_MB = 64  # each run's private /dev/shm (full isolation)
+# Runs' niceness, where the worker's starter sets it (the docker backend: the worker and its runs
+# share one container's CPU quota, and a fork bomb's processes would starve the worker that kills
+# them; inside the container's group, niceness shares only the container's own CPU).
+RUN_NICE_ENV = "ENVSERVER_SANDBOX_RUN_NICE"
 _HIGH_FD = 100
 
 
@@ -102,6 +106,7 @@ class Children:
         self.landlock = None if self.full else landlock.ruleset(*isolation.weak_paths(layout))
         self.group = group  # the slot's memory cgroup: caps a run's processes together
         self.keep_fds = keep_fds  # descriptors every run keeps (``runtime.bridge``)
+        self.run_nice = int(os.environ.get(RUN_NICE_ENV) or 0)
         self.worker_only_env = _run_environment(library_path)
 
     def spawn(
@@ -197,6 +202,8 @@ class Children:
                 if self.keep_fds:  # a uid change makes /proc/self/fd root's; runs read through it
                     linux.prctl(linux.PR_SET_DUMPABLE, 1)
             _set_limits(limits)
+            if self.run_nice:
+                os.nice(self.run_nice)
             os.chdir(scratch)
             for name in self.worker_only_env:
                 del os.environ[name]

@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sandbox import frames
+from sandbox.children import RUN_NICE_ENV
 from sandbox.pool import START_TIMEOUT_S, WORKER_ENV, WorkerFactory, WorkerLost
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 # The image's own command starts the worker (its Dockerfile's CMD: the zygote, weak inside, its
 # scratch under the container's /tmp), with the image's PATH, which leads to its interpreter.
 CONTAINER_ENV = {name: value for name, value in WORKER_ENV.items() if name != "PATH"}
+CONTAINER_ENV[RUN_NICE_ENV] = "10"  # the worker before its runs, within the container's CPU
 _STDOUT = 1
 
 
