@@ -59,23 +59,28 @@ class BodyLimitMiddleware:
                 return
             chunks.append(chunk)
             more = message.get("more_body", False)
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay(b"".join(chunks), receive), send)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = problem_response(
             413, f"request body exceeds {self.max_bytes} bytes", kind="body-too-large"
         )
         await response(scope, receive, send)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app ``body`` (read already, to check it) as the request's
+    whole body, then defers to ``receive`` (for the client's disconnect)."""
+    replayed = False
+
+    async def again() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return again
 
 
 def nesting_depth(value: Any, limit: int) -> int:

@@ -30,10 +30,10 @@ from mcp.types import INVALID_REQUEST, PARSE_ERROR, CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from envserver.catalogue import served_now
-from envserver.limits import parse_body
+from envserver.limits import parse_body, replay
 from envserver.problems import Problem, problem_body
 from envserver.service import Service
 from envserver.wire import (
@@ -142,16 +142,7 @@ class _Stateless:
             detail = exc.detail if isinstance(exc, Problem) else str(exc)
             await _rpc_error(400, PARSE_ERROR, f"Parse error: {detail}")(scope, receive, send)
             return
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.manager.handle_request(scope, replay, send)
+        await self.manager.handle_request(scope, replay(body, receive), send)
 
 
 def mount_mcp(app: FastAPI) -> StreamableHTTPSessionManager:

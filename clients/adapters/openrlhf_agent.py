@@ -98,11 +98,11 @@ class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
             self.bad_label = f"{self.env}: label {label!r} names no episode: {exc}"
             return {"observation": states["observation"]}
         if episode.status != "ok" or episode.state is None:
-            self._unscored("start", episode.status, episode.detail)
+            self._lost("start", episode.status, episode.detail)
         self.state = episode.state
         return {"observation": states["observation"]}
 
-    def _unscored(self, what: str, status: str, detail: str) -> None:
+    def _lost(self, what: str, status: str, detail: str) -> None:
         log.warning("%s could not %s the episode (%s: %s)", self.env, what, status, detail)
         self.unscored = True
 
@@ -116,7 +116,7 @@ class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
                 raise RuntimeError("step before reset")
             result = await client.step(self.env, self.state, states["action_text"])
         if result.reward is None:
-            self._unscored("score a step of", result.status, result.detail)
+            self._lost("score a step of", result.status, result.detail)
             return _ended(states, keys, unscored=True)
         self.state = result.state or self.state
         done = result.terminated or result.truncated
