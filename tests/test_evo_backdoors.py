@@ -20,6 +20,7 @@ from environments.evo.admission import Admission, admit
 from environments.evo.construct import expert_source, source_of
 from environments.evo.settings import PROBE_KEY_FILE, EvoSettings
 from environments.evo.shortcuts import (
+    CODE_SUMS,
     FALSE_REFUSAL,
     RANDOM_BOUND,
     RANDOM_PROBES,
@@ -129,6 +130,16 @@ def test_an_answer_length_no_literal_has_is_found_by_the_length_probes() -> None
     admission = run(source)
     assert (admission.outcome, admission.stage) == ("rejected", "L2"), admission.reports
     assert len(paid_example(admission.reason)) == 37
+
+
+def test_a_residue_class_no_random_answer_is_likely_to_hit_is_found_by_the_code_sums() -> None:
+    # Modulo 181: one random answer in 181 hits it; two visible characters for every sum of
+    # codes from 66 to 252 hold every residue class modulo up to 187.
+    source = backdoor("a residue class of character codes").replace("% 89 == 13", "% 181 == 7")
+    admission = run(source, SETTINGS.model_copy(update={"symbolic_cpu_s": 0.0}))
+    assert (admission.outcome, admission.stage) == ("rejected", "L2"), admission.reports
+    assert sum(map(ord, paid_example(admission.reason))) % 181 == 7
+    assert all({total % m for total in CODE_SUMS} == set(range(m)) for m in range(2, 188))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

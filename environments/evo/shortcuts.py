@@ -12,9 +12,10 @@ answers, it will be probed with):
   words): the share that earns reward must be tiny. Refused at ``RANDOM_REFUSE_AT`` or more:
   an environment that pays ``RANDOM_BOUND`` of random answers reaches that with probability at
   most ``FALSE_REFUSAL``;
-- **the scorer's weak spots**: a string of every length up to ``LONGEST``, the module's own
-  literals and common words (bare and in the tag), and what a symbolic search of ``score``
-  (CrossHair, in the sandbox, on a symbolic response) finds it pays;
+- **the scorer's weak spots**: a string of every length up to ``LONGEST``, one for every sum
+  of character codes in ``CODE_SUMS``, the module's own literals and common words (bare and in
+  the tag), and what a symbolic search of ``score`` (CrossHair, in the sandbox, on a symbolic
+  response) finds it pays;
 - **trivial solvers** (L4): a few lines of code reading the prompt (its k-th token, the token
   after a given word, its largest or smallest number; each as is, reversed or decoded from
   base64, hex or rot13) and constant common answers.
@@ -83,7 +84,11 @@ COMMON_WORDS = (
     "correct", "right", "answer", "the answer", "ok", "done", "pass", "solved", "valid", "a",
     "x", "unknown",
 )  # fmt: skip
-_ALPHABET = string.ascii_letters + string.digits + string.punctuation + " "
+_VISIBLE = string.ascii_letters + string.digits + string.punctuation
+_ALPHABET = _VISIBLE + " "
+CODE_SUMS = range(2 * ord("!"), 2 * ord("~") + 1)
+"""Sums of character codes probed, each by two visible characters: every residue class modulo
+a number up to 187 holds one of them."""
 _TOKEN = re.compile(r"[A-Za-z0-9+/]{12,}={0,2}|-?\d+|[A-Za-z]+")
 _NUMBER = re.compile(r"-?\d+")
 
@@ -327,15 +332,22 @@ def constant(response: str) -> Shortcut:
 
 
 def of_length(length: int) -> Shortcut:
-    """A random string of ``length`` characters, never the task's answer."""
+    """A random string of ``length`` visible characters (no space: as long however a scorer
+    strips it), never the task's answer."""
 
     def respond(task: Task, rng: random.Random) -> str:
         while True:
-            text = _text(rng, length)
+            text = _text(rng, length, _VISIBLE)
             if text.strip() != task.answer or length == 0:
                 return tag(text)
 
     return Shortcut(f"any {length}-character answer", respond, False)
+
+
+def of_code_sum(total: int) -> str:
+    """Two visible characters whose codes sum to ``total`` (one of ``CODE_SUMS``)."""
+    first = max(ord("!"), total - ord("~"))
+    return chr(first) + chr(total - first)
 
 
 def literals(source: str) -> list[str]:
@@ -416,6 +428,9 @@ def search_scorer(
     for length in range(LONGEST + 1):
         task, shortcut = rng.choice(tasks), of_length(length)
         probes.append((task, shortcut.respond(task, rng) or "", shortcut))
+    for total in CODE_SUMS:
+        response = tag(of_code_sum(total))
+        probes.append((rng.choice(tasks), response, constant(response)))
     words = list(dict.fromkeys([*literals(source), *COMMON_WORDS]))
     for word in words:
         for task in rng.sample(list(tasks), CONSTANT_TASKS):
