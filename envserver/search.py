@@ -4,9 +4,10 @@ where the red-team audit scores its cases (in this process or on a live server),
 each mutant that earns more than it deserves.
 
 Why a search and not only a list: the shipped red-team suites passed 303 of 303 cases while an
-outside audit still earned reward with answers nobody had listed (a dummy symbol in a math
-answer, an SVA difference past the checked horizon, backdoored EvoEnv scorers). A policy under RL
-searches; so does this, within a budget, from a seed it prints so any finding can be replayed.
+outside audit still earned reward with answers nobody had listed (a dummy symbol in an answer to
+a value, a difference past the horizon a checker looked at, backdoored scorers of submitted
+environments). A policy under RL searches; so does this, within a budget, from a seed it prints
+so any finding can be replayed.
 
 The search is a small evolutionary loop. Each round takes a parent (a fresh seed half of the
 time, else a mutant that earned reward, else any recent mutant, so moves compose: a wrapper
