@@ -247,6 +247,10 @@ def test_old_task_ids_name_the_same_tasks() -> None:
         # A statement outside the box is an answer too.
         ("So $\\boxed{6}$.\nFinal answer: $-6$", "6"),
         ("Final answer: $-6$, so the answer is $\\boxed{6}$.", "6"),
+        # math-verify cuts a unit off the end with all that follows it, and an upright constant
+        # like a unit: both were read as the number before them.
+        ("\\boxed{392\\text{ cm} + 1\\text{ cm}}", "392"),
+        ("\\boxed{392\\mathrm{e}^{2}}", "392"),
         # A list of candidate sets is read as their union.
         ("The roots are $\\{2\\}$, $\\{-3, 2\\}$.", "\\{-3, 2\\}"),
     ],
@@ -269,6 +273,8 @@ def test_several_answers_earn_nothing(response: str, reference: str) -> None:
         ("So the answer is $3 \\times 4 = \\boxed{12}$.", "12"),
         ("Final answer: the roots are 2 and 4, so the larger is $\\boxed{4}$.", "4"),
         ("We have 1 000 apples. The answer is 392.", "392"),
+        ("\\boxed{392 \\text{ cm}^{2}}", "392"),
+        ("\\boxed{392\\,\\mathrm{m}}", "392"),
         ("The roots are $-3$ and $2$.", "\\{-3, 2\\}"),
     ],
 )

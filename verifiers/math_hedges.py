@@ -73,7 +73,14 @@ _MARKERS: dict[Marker, re.Pattern[str]] = {
 _LIST_WORDS = re.compile(_words("or", "and"), re.IGNORECASE)
 _EQUALS = re.compile(r"(?<![<>!\\])=")
 _COMMAND = re.compile(r"\\[A-Za-z]+")
-_TEXT_COMMAND = re.compile(r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal)\s*\{")
+_TEXT_COMMAND = re.compile(
+    r"\\(?:text|mbox|textrm|textbf|textit|textsf|texttt|textnormal|mathrm|mathit|mathbf)\s*\{"
+)
+_CONSTANT = re.compile(r"\\\w+\s*\{\s*[ei]\s*\}")
+_CONNECTIVE = re.compile(r"\\\w+\s*\{\s*,?\s*(?:and|or)\s*\}")  # a list's "or", read as a comma
+_ENDS_IN_BRACE = re.compile(r"\}\s*(?:\^\s*\d|\{\s*\^\s*\d\s*\})?\s*$")
+# What may follow a unit: spaces, a power of it, and more text.
+_AFTER_UNIT = re.compile(r"\s+|\\[,;:! ]|\^\s*(?:\d|\{\s*\d\s*\})|\{\s*\^\s*\d\s*\}")
 
 
 def _text_groups(text: str) -> list[tuple[int, int]]:
@@ -120,6 +127,18 @@ def markers(text: str) -> dict[Marker, str]:
         numbered = next((text[a:b] for a, b in groups if re.search(r"\d", text[a:b])), None)
         if numbered is not None:
             found["hedge"] = numbered
+    # math-verify cuts a unit off the end with everything after it: from the first text group
+    # to a closing brace at the end ("4\text{ cm} + 1\text{ cm}" is read as 4, and
+    # "3\mathrm{e}^{2}" as 3). Only spaces, a power and more text may follow a unit.
+    # A constant in upright type is dropped like a unit too ("3\mathrm{e}^{2}" is read as 3).
+    units = [g for g in groups if not _CONNECTIVE.fullmatch(text[g[0] : g[1]])]
+    if "hedge" not in found and units:
+        after = outside[units[0][0] + 1 :]
+        cut = _ENDS_IN_BRACE.search(text) is not None and _AFTER_UNIT.sub("", after)
+        constant = next((g for g in units if _CONSTANT.fullmatch(text[g[0] : g[1]])), None)
+        if cut or constant is not None:
+            shown = units[0] if constant is None else constant
+            found["hedge"] = text[shown[0] : shown[1]]
     return found
 
 

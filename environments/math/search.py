@@ -325,6 +325,8 @@ _BOXED_HEDGES = (
     "{w} \\\\ {r}",
     "{r} \\mid {w}",
     "{w} \\, {r}",
+    "{r}\\text{{ cm}} + {w}\\text{{ cm}}",  # math-verify cut a unit off with all after it
+    "{r}\\mathrm{{e}}^{{2}}",
 )
 _SINGLE_HEDGES = (
     "{r}, {w}",
