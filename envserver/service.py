@@ -36,7 +36,7 @@ from envserver.executor import Call, Executor, Outcome, Overloaded, PoolUnavaila
 from envserver.metrics import Metrics
 from envserver.problems import Problem
 from envserver.registry import Disabled, Registry, UnknownEnvironment, UnknownVerifier
-from envserver.stats import Attempt, Label, Recorder
+from envserver.stats import Attempt, Label, Recorder, Task
 from envserver.tokens import StateTokens, TokenError
 from envserver.wire import (
     BranchReply,
@@ -235,14 +235,9 @@ class Service:
             return None
         return Label(CALLER.get(), run, task_id)
 
-    def _record(self, owner: str, run: str, env: Environment, task_id: str, reward: float) -> None:
+    def _record(self, owner: str, run: str, env: Environment, task: Task, reward: float) -> None:
         if self.recorder is not None:
-            spec = env.spec
-            share = min(1.0, max(0.0, reward))
-            options = task_id.partition("?")[2]
-            self.recorder.record(
-                Attempt(owner, run, task_id, spec.id, spec.version, options, share)
-            )
+            self.recorder.record(Attempt(owner, run, env.spec.id, env.spec.version, task, reward))
 
     async def _run(self, kind: str, target: str, calls: Sequence[Call[T]]) -> list[Outcome[T]]:
         try:
@@ -570,9 +565,7 @@ class Service:
             )
             if counted and plan.task is not None and score.reward is not None:
                 env, seed, options = plan.task
-                task_id = self.task_id(env, seed, options)
-                if task_id is not None:
-                    self._record(owner, str(request.run), env, task_id, score.reward)
+                self._record(owner, str(request.run), env, (seed, options), score.reward)
             results.append(
                 VerifyResult(
                     id=item.id,

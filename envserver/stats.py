@@ -27,10 +27,12 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from prometheus_client import CollectorRegistry, Counter
+from pydantic import BaseModel
 
+from environments.task_id import MAX_TASK_ID_LENGTH, TaskId
 from envserver.config import Settings
 from envserver.metrics import Metrics
 
@@ -68,18 +70,32 @@ class Label:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class Attempt:
-    """One scored attempt of a run at a task: the task's canonical id and its parts, and the
-    reward (clamped to [0, 1]: the share of a success)."""
+Task = str | tuple[int, BaseModel]
+"""A task as an attempt names it: its canonical id (an episode's label carries it), or the seed
+and options it is made from, formatted into the id by the writer, off the event loop."""
+
+
+class Attempt(NamedTuple):
+    """One scored attempt of a run at a task of ``env@version``, and its reward (clamped to
+    [0, 1] when written: the share of a success). A named tuple: made on the event loop for
+    every counted item, where a frozen dataclass costs about twice as much."""
 
     owner: str
     run: str
-    task_id: str
     env: str
     version: str
-    options: str
+    task: Task
     reward: float
+
+    def task_id(self) -> str | None:
+        """The canonical task id (None: the options make it too long to be an id)."""
+        if isinstance(self.task, str):
+            return self.task
+        seed, options = self.task
+        text = TaskId.format(
+            self.env, self.version, seed, options.model_dump(mode="json", exclude_defaults=True)
+        )
+        return text if len(text) <= MAX_TASK_ID_LENGTH else None
 
 
 class Recorder:
@@ -185,25 +201,23 @@ def tallies(attempts: list[Attempt]) -> list[Tally]:
     summed: dict[tuple[str, str, str], list[float]] = {}
     parts: dict[tuple[str, str, str], Attempt] = {}
     for attempt in attempts:
-        key = (attempt.owner, attempt.run, attempt.task_id)
+        task_id = attempt.task_id()
+        if task_id is None:
+            continue
+        key = (attempt.owner, attempt.run, task_id)
         counts = summed.get(key)
         if counts is None:
             counts = summed[key] = [0.0, 0.0, 0.0]
             parts[key] = attempt
-        counts[0] += attempt.reward
-        counts[1] += 1.0 - attempt.reward
+        share = min(1.0, max(0.0, attempt.reward))
+        counts[0] += share
+        counts[1] += 1.0 - share
         counts[2] += 1.0
-    return [
-        Tally(
-            owner,
-            run,
-            task_id,
-            parts[owner, run, task_id].env,
-            parts[owner, run, task_id].version,
-            parts[owner, run, task_id].options,
-            successes,
-            failures,
-            int(count),
-        )
-        for (owner, run, task_id), (successes, failures, count) in summed.items()
-    ]
+    rows = []
+    for (owner, run, task_id), (successes, failures, count) in summed.items():
+        first, options = parts[owner, run, task_id], task_id.partition("?")[2]
+        rows.append(
+            Tally(owner, run, task_id, first.env, first.version, options, successes, failures,
+                  int(count))
+        )  # fmt: skip
+    return rows

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
+from pydantic import BaseModel
 
 from envserver.curriculum import (
     Rule,
@@ -117,17 +118,24 @@ def test_draws_repeat_with_the_seed() -> None:
     assert run(7) != run(8)
 
 
+class _Options(BaseModel):
+    level: int = 0
+
+
 def test_outcomes_are_summed_per_task_and_fractional_rewards_split() -> None:
     attempts = [
-        Attempt("", "r", "math@1/1", "math", "1", "", 1.0),
-        Attempt("", "r", "math@1/1", "math", "1", "", 0.0),
-        Attempt("", "r", "math@1/1", "math", "1", "", 0.25),
-        Attempt("k", "r", "math@1/1", "math", "1", "", 1.0),  # another caller's run
+        Attempt("", "r", "math", "1", "math@1/1", 1.0),
+        Attempt("", "r", "math", "1", (1, _Options()), 0.0),  # the same task, by seed and options
+        Attempt("", "r", "math", "1", "math@1/1", 0.25),
+        Attempt("", "r", "math", "1", "math@1/1", 7.0),  # clamped: a reward above 1 is a success
+        Attempt("", "r", "math", "1", (2, _Options(level=3)), 1.0),
+        Attempt("k", "r", "math", "1", "math@1/1", 1.0),  # another caller's run
     ]
     rows = {(t.owner, t.task_id): t for t in tallies(attempts)}
     mine = rows["", "math@1/1"]
-    assert (mine.successes, mine.failures, mine.attempts) == (1.25, 1.75, 3)
+    assert (mine.successes, mine.failures, mine.attempts) == (2.25, 1.75, 4)
+    assert (mine.env, mine.version, mine.options) == ("math", "1", "")
+    assert rows["", "math@1/2?level=3"].options == "level=3"
     assert rows["k", "math@1/1"].attempts == 1
     bins = histogram(list(rows.values()))
-    assert [b.tasks for b in bins if b.tasks] == [1, 1]
-    assert sum(b.tasks for b in bins) == 2
+    assert sum(b.tasks for b in bins) == 3
