@@ -367,10 +367,10 @@ def _hedge(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
             continue  # ±0 is one value
         hedged = form.format(r=answer, w=decoy)
         yield Mutant(_framed(probe, hedged, "hedge", rng), 0.0)
-    digit = next((c for c in decoy if c.isdigit()), "1")
     form = rng.choice(_RESPONSE_HEDGES)
-    if "{w1}" in form and answer.strip() == digit:
-        return  # "\boxed 3" before "\boxed{3}" offers one value
+    # A box without braces boxes one token: a digit other than the value.
+    value = _values(probe)
+    digit = str(rng.choice([d for d in range(10) if value is None or d != value]))
     yield Mutant(probe.answer(form.format(r=answer, w=decoy, w1=digit), "hedge.response"), 0.0)
 
 
