@@ -23,6 +23,7 @@ alike; medians are reported.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import statistics
@@ -135,7 +136,7 @@ def _measure(live: LiveServer, route: Route, args: argparse.Namespace, load: set
         shutil.rmtree(work, ignore_errors=True)
     if driven.failed:
         raise RuntimeError(f"{route.name}: the server refused {driven.failed} calls")
-    return Rate(driven.calls_s, cpu / driven.calls * 1e6)
+    return Rate(driven.calls_s, cpu / driven.calls * 1e6 if driven.calls else math.nan)
 
 
 def _one_count(n: int, args: argparse.Namespace) -> list[str]:

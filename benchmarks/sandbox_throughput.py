@@ -9,8 +9,12 @@ within a round, as the machine's load drifts between rounds):
    Next to them the **namespace floor** (``benchmarks/sandbox_side.py``): as many bare processes
    as workers doing per run only what full isolation needs of the kernel (a fork into fresh PID,
    mount and IPC namespaces, a fresh ``/proc`` and ``/dev/shm``), with none of the sandbox's
-   code; ``/ floor`` is each row's rate over the floor's in the same round. Goal: full isolation
-   at least 0.8 of the floor. ``benchmarks/sandbox_ab.py`` compares two checkouts against it.
+   code; ``/ floor`` is each row's rate over the floor's in the same round. Beside it the
+   **warm floor**: the same workers carrying the sandbox worker's warm modules
+   (``sandbox.zygote.WARM_MODULES``), the price of forking an interpreter that holds what a
+   Python run needs, which no design running Python in such a fork can pass; ``/ warm`` is
+   each row's rate over it. The goal (issue 42) is stated against the warm floor: recover what
+   is not the price of a guarantee. ``benchmarks/sandbox_ab.py`` compares two checkouts.
 2. A pass matrix of programs x stdin tests (a quarter of the programs hang) through
    ``Sandbox.matrix`` (one exec per program, tests in-process, the rest of a program's tests
    count as timeouts after its first timeout) vs one ``Sandbox.run`` per cell with the same
@@ -170,23 +174,28 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f}"
     )
     floor = Side("floor", "floor", ROOT, args.workers)  # its own small process, started first
+    warm = Side("warm floor", "warmfloor", ROOT, args.workers)
     with sandbox("local", args.workers) as full, sandbox("weak", args.workers) as weak:
         print(
             f"sandbox: {args.workers} workers; local backend isolation={full.isolation}, "
             f"weak backend isolation={weak.isolation}; {threads} caller threads"
         )
         names = ["subprocess 1 thread", "subprocess 2 threads", "subprocess 4 threads"]
-        names += ["sandbox local", "sandbox weak", "namespace floor"]
+        names += ["sandbox local", "sandbox weak", "namespace floor", "warm floor"]
         rates: dict[str, list[float]] = {name: [] for name in names}
         latencies: list[float] = []
         statuses: dict[str, Counter[str]] = {"local": Counter(), "weak": Counter()}
         for sb in (full, weak):  # warm-up
             sandbox_rate(sb, 8 * args.workers, threads, [], Counter())
         floor.measure(8 * args.workers, threads)
+        warm.measure(8 * args.workers, threads)
         for _ in range(args.rounds):
             rates["subprocess 2 threads"].append(subprocess_rate(base_runs, 2))
             rates["namespace floor"].append(
                 args.runs / float(floor.measure(args.runs, threads)["seconds"])
+            )
+            rates["warm floor"].append(
+                args.runs / float(warm.measure(args.runs, threads)["seconds"])
             )
             rates["sandbox local"].append(
                 sandbox_rate(full, args.runs, threads, latencies, statuses["local"])
@@ -199,6 +208,7 @@ def main() -> None:  # noqa: PLR0915 - one linear script
         serial: list[float] = []
         sandbox_rate(full, min(args.runs, 300), 1, serial, statuses["local"])
         floor.close()
+        warm.close()
 
         programs, suite = workload(args.programs, args.tests)
         calm = [p for p in programs if p != HANG]
@@ -224,23 +234,23 @@ def main() -> None:  # noqa: PLR0915 - one linear script
     best = max(names[:3], key=lambda name: median(rates[name]))
     print(
         f"{'method':<22}{'runs/s':>8}{'x 2 thr':>9}{'x best':>8}{'target':>10}"
-        f"{'/ floor':>9}{'goal':>12}  per round"
+        f"{'/ floor':>9}{'/ warm':>8}  per round"
     )
     for name in names:
         ratio = median(
             [v / b for v, b in zip(rates[name], rates["subprocess 2 threads"], strict=True)]
         )
         vs_best = median([v / b for v, b in zip(rates[name], rates[best], strict=True)])
-        vs_floor = median(
-            [v / f for v, f in zip(rates[name], rates["namespace floor"], strict=True)]
+        vs_floor, vs_warm = (
+            median([v / f for v, f in zip(rates[name], rates[base], strict=True)])
+            for base in ("namespace floor", "warm floor")
         )
         target = f">=5 {'ok' if ratio >= 5 else 'MISS'}" if name == "sandbox local" else ""
-        goal = f">=0.8 {'ok' if vs_floor >= 0.8 else 'MISS'}" if name == "sandbox local" else ""
         per_round = " ".join(f"{v:.0f}" for v in rates[name])
         rate = median(rates[name])
         print(
             f"{name:<22}{rate:>8.0f}{ratio:>9.2f}{vs_best:>8.2f}{target:>10}"
-            f"{vs_floor:>9.2f}{goal:>12}  {per_round}"
+            f"{vs_floor:>9.2f}{vs_warm:>8.2f}  {per_round}"
         )
     print(f"best subprocess baseline: {best}")
     for label, values in ((f"{threads} callers", latencies), ("1 caller", serial)):
