@@ -37,7 +37,8 @@ class TaskDraws:
     explore: float = 0.1
     batch: int = 64
     seed: int | None = None
-    requests: int = 0
+    requests: int = field(default=0, init=False)
+    """Requests made so far (each draws with ``seed`` plus this number)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch <= MAX_CURRICULUM_TASKS:

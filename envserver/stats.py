@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     from envserver.stats_store import StatsStore, Tally
 
 log = logging.getLogger("envserver.stats")
-FLUSH_ITEMS = 1024
-"""Outcomes that start a write at once instead of at the next tick."""
+FLUSH_ITEMS = 16_384
+"""Outcomes that start a write at once instead of at the next tick (a burst: the writes are
+otherwise timed, so a task a group scores many times in a tick is one row's update)."""
 MAX_WAITING = 200_000
 """Outcomes kept while the store cannot be written; beyond this the oldest are dropped (and
 counted in ``envserver_stats_dropped_outcomes``), so a store that is down never grows the

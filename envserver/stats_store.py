@@ -5,8 +5,13 @@ directory by default, PostgreSQL when replicas share it).
 A row holds counts only: the attempts, and the reward they earned split into successes and
 failures (a reward r in [0, 1] adds r to one and 1 - r to the other: for the usual 0-or-1
 rewards, passes and fails). Writes are additive upserts (``INSERT ... ON CONFLICT DO UPDATE
-SET successes = successes + excluded.successes``), so any number of processes and replicas add
-to the same row without reading it first, and none of their outcomes is lost.
+SET successes = successes + excluded.successes``, the same statement on SQLite and PostgreSQL),
+so any number of processes and replicas add to the same row without reading it first, and none
+of their outcomes is lost. The statement is written out rather than built by SQLAlchemy's
+dialects for each write: it runs on the server's thread beside the event loop, and building it
+cost as much again (``benchmarks/curriculum_recording.py``). A SQLite store runs in WAL mode with
+``synchronous=NORMAL``: readers do not wait for the writer, and a commit does not wait for the
+disk (a power cut may lose the last half second of counts, never corrupt them).
 
 Imported only where statistics are on: SQLAlchemy is an optional dependency.
 """
@@ -16,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import DateTime, Float, Index, Integer, String, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import DateTime, Float, Index, Integer, String, event, select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
@@ -64,11 +69,31 @@ class Tally:
     attempts: int
 
 
+_UPSERT = text(
+    "INSERT INTO envserver_task_stats (owner, run, task_id, env, version, options, successes, "
+    "failures, attempts, updated_at) VALUES (:owner, :run, :task_id, :env, :version, :options, "
+    ":successes, :failures, :attempts, :updated_at) ON CONFLICT (owner, run, task_id) DO UPDATE "
+    "SET successes = envserver_task_stats.successes + excluded.successes, "
+    "failures = envserver_task_stats.failures + excluded.failures, "
+    "attempts = envserver_task_stats.attempts + excluded.attempts, "
+    "updated_at = excluded.updated_at"
+)
+
+
+def _sqlite_pragmas(connection: Any, _: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
 class StatsStore:
     """The task statistics at one SQLAlchemy URL."""
 
     def __init__(self, url: str) -> None:
         self.engine: Engine = open_engine(url)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
         race(lambda: _Base.metadata.create_all(self.engine))
 
     def close(self) -> None:
@@ -88,19 +113,8 @@ class StatsStore:
             }
             for t in tallies
         ]  # fmt: skip
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        insert = dialect.insert(TaskRow)
-        upsert = insert.on_conflict_do_update(
-            index_elements=["owner", "run", "task_id"],
-            set_={
-                "successes": TaskRow.successes + insert.excluded.successes,
-                "failures": TaskRow.failures + insert.excluded.failures,
-                "attempts": TaskRow.attempts + insert.excluded.attempts,
-                "updated_at": insert.excluded.updated_at,
-            },
-        )
-        with Session(self.engine) as session, session.begin():
-            session.execute(upsert, rows)
+        with self.engine.begin() as connection:
+            connection.execute(_UPSERT, rows)
 
     def tasks(
         self, owner: str, run: str, env: str | None = None, version: str | None = None

@@ -272,9 +272,13 @@ def _curriculum_rows(
 ) -> Iterator[dict[str, Any]]:
     with EnvServerClient(base_url, api_key=api_key) as client:
         if dataset is not None:
-            where = {task_id: index for index, task_id in enumerate(dataset[task_column])}
-            for task_id in TaskDraws(client, env, run, tasks=list(where), **draws):
-                yield dataset[where[task_id]]
+            rows: dict[str, list[int]] = {}
+            for index, task_id in enumerate(dataset[task_column]):
+                rows.setdefault(task_id, []).append(index)
+            turns = dict.fromkeys(rows, 0)
+            for task_id in TaskDraws(client, env, run, tasks=list(rows), **draws):
+                turn, turns[task_id] = turns[task_id], turns[task_id] + 1
+                yield dataset[rows[task_id][turn % len(rows[task_id])]]  # shared ids take turns
             return
         source = TaskDraws(client, env, run, **draws)
         while True:
