@@ -108,7 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.service = Service(
             settings, registry, executor, tokens, metrics, stats.open_recorder(settings, metrics)
         )
-        # Each family's digest of its code and data, before the first score is stamped with it.
+        # Each family's digest of its source and data, before the first score is stamped with it.
         await asyncio.to_thread(
             app.state.service.provenance.warm, [*registry.envs, *registry.verifiers]
         )

@@ -330,7 +330,7 @@ class Settings(BaseSettings):
         "",
         description="SQLAlchemy URL of the statistics store; empty: SQLite (stats.sqlite) in "
         "data_dir. Replicas that share statistics name one PostgreSQL database "
-        "(postgresql+psycopg://...), which may be EvoEnv's (ENVSERVER_EVO_STORE).",
+        "(postgresql+psycopg://...), which may be the one a family's store uses.",
     )
     stats_flush_s: float = Field(
         0.5,

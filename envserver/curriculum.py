@@ -33,11 +33,11 @@ uniform sampling with synthetic learners.
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from math import exp, log, sqrt
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -110,12 +110,12 @@ def posterior_mean(successes: float, failures: float) -> float:
 def posterior_sd(successes: float, failures: float) -> float:
     """The standard deviation of Beta(1 + successes, 1 + failures)."""
     a, b = 1.0 + successes, 1.0 + failures
-    return math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1.0)))
+    return sqrt(a * b / ((a + b) ** 2 * (a + b + 1.0)))
 
 
 def weight(rate: float, rule: Rule) -> float:
     """The Gaussian weight of a pass rate around the rule's target."""
-    return max(MIN_WEIGHT, math.exp(-((rate - rule.target) ** 2) / (2.0 * rule.width**2)))
+    return max(MIN_WEIGHT, exp(-((rate - rule.target) ** 2) / (2.0 * rule.width**2)))
 
 
 def draw(
@@ -133,7 +133,7 @@ def draw(
     for task in seen:
         w = weight(rng.betavariate(1.0 + task.successes, 1.0 + task.failures), rule)
         # Efraimidis-Spirakis: the k largest keys log(u) / w are a weighted sample of k.
-        key = math.log(1.0 - rng.random()) / w
+        key = log(1.0 - rng.random()) / w
         (in_band if w >= BAND else rest).append((key, task))
     in_band.sort(key=lambda pair: pair[0], reverse=True)
     rest.sort(key=lambda pair: pair[0], reverse=True)

@@ -1,24 +1,24 @@
-"""What each score ran: the stamp of who scored it (``name@version``) and a digest of the code
-and data of the family it belongs to, so a stored reward can be checked against the code that
-scores it today (``envserver reverify``).
+"""What each score ran: the stamp of who scored it (``name@version``) and a digest of the source
+and data of the family it belongs to, so a stored reward can be checked against what scores it
+today (``envserver reverify``).
 
 A family's digest is SHA-256 over the files it runs, each as its path (relative to the folder
 its top-level package lies in) and its bytes, in path order:
 
-- every file under the directory of the declaration's package (``environments/math/``: its
+- every file under the directory of the declaration's package (``environments/<family>/``: its
   modules and its data files), except what no score reads: documentation (``*.md``), licence
-  texts, page templates (``templates/``), the red-team suite and byte code;
+  texts, page templates (``templates/``), the red-team suite and byte-compiled files;
 - every module of the project's packages (``environments``, ``verifiers``, ``sandbox``, and the
   declaration's own top-level package) that those modules import, transitively, found by reading
   their import statements (an import inside a function counts), with the other files of each
-  package directory such a module lies in below the top level (``verifiers/sva/``).
+  package directory such a module lies in below the top level (``verifiers/<family>/``).
 
 So a change to the family's generator, its verifier, a helper the verifier imports
-(``verifiers/math_class.py``), a shared module (``verifiers/score.py``, ``environments/
+(``verifiers/<family>_<helper>.py``), a shared module (``verifiers/score.py``, ``environments/
 single_turn.py``) or a data file it ships changes the digest; editing its README does not. Data
 a family reads from outside its package (a dataset at a configured path, a store) is named by
-the server's configuration, not digested; an admitted EvoEnv environment is pinned by its
-version, which names one content-addressed source.
+the server's configuration, not digested; an environment a family adds while serving is pinned
+by its version, which names one content-addressed source.
 
 The digest is computed from the files the running process imports from, once per family and
 server process, before it is ready (0.7 s for the eight families here, on a busy 2-core
@@ -45,7 +45,8 @@ from environments.family import Family, owner
 from verifiers.base import Verifier
 
 PROJECT_PACKAGES = ("environments", "verifiers", "sandbox")
-"""The packages a family's code may import from the project (never ``envserver``: the layers)."""
+"""The packages a family's modules may import from the project (never ``envserver``: the
+layers)."""
 SKIPPED_SUFFIXES = (".md", ".pyc", ".pyo")
 SKIPPED_NAMES = frozenset({"LICENSE", "COPYING", "NOTICE", "py.typed", "redteam.toml"})
 SKIPPED_DIRS = frozenset({"__pycache__", "templates"})
@@ -201,7 +202,7 @@ def declaration_module(family: Family) -> str:
 
 @dataclass(frozen=True)
 class Stamp:
-    """Who scored a result (``name@version``) and the digest of its family's code and data."""
+    """Who scored a result (``name@version``) and the digest of its family's source and data."""
 
     scorer: str
     digest: str
@@ -211,7 +212,7 @@ class Provenance:
     """The stamps of a registry's environments and verifiers, each computed once per process.
 
     Also a Prometheus collector: ``envserver_family_code_info{family, digest} 1`` for every
-    family a stamp was given for, so a dashboard shows which code scored a run's rewards."""
+    family a stamp was given for, so a dashboard shows what scored a run's rewards."""
 
     def __init__(self, families: Mapping[str, Family]) -> None:
         self.families = families
@@ -248,7 +249,7 @@ class Provenance:
         """The stamp of a score of ``env`` (by task id or by a step): its verifier's
         ``name@version`` where it names one this server serves, else the environment's own
         ``id@version`` (it scores its steps itself); the digest of the environment's family,
-        whose imports include the verifier's code."""
+        whose imports include the verifier's modules."""
         spec = env.spec
         key = ("env", f"{spec.id}@{spec.version}")
         stamp = self._stamps.get(key)
@@ -264,7 +265,7 @@ class Provenance:
     def collect(self) -> Iterator[Metric]:
         info = GaugeMetricFamily(
             "envserver_family_code_info",
-            "The digest of each family's code and data that scored results here (always 1).",
+            "The digest of each family's source and data that scored results here (always 1).",
             labels=["family", "digest"],
         )
         for name, digest in sorted(self._digests.items()):

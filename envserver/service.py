@@ -226,7 +226,7 @@ class Service:
             raise Problem(500, f"{env.spec.id} produced an unusable state: {exc}") from None
 
     def env_stamp(self, env: Environment) -> Stamp:
-        """Who scores ``env``'s tasks and steps, and the digest of that code."""
+        """Who scores ``env``'s tasks and steps, and the digest of its source and data."""
         return self.provenance.of_env(env, self.registry.verifiers.get(env.spec.verifier or ""))
 
     def _label(self, run: str | None, task_id: str | None) -> Label | None:

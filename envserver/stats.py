@@ -1,4 +1,4 @@
-"""Per-run task statistics (opt-in: ``ENVSERVER_STATS``): the outcome of every task-id
+"""Per-run task statistics (off unless ``ENVSERVER_STATS``): the outcome of every task-id
 verification and every finished episode whose request names a ``run``, kept per caller, run
 label and task id in a store replicas share (``envserver.stats_store``), for the curriculum
 (``envserver.curriculum``).

@@ -39,8 +39,8 @@ SCORER = (
     "scores its own steps."
 )
 DIGEST = (
-    "A digest of the code and data of the scorer's family (its modules and the project modules "
-    "they import, its data files): it changes whenever what scores could."
+    "A digest of the source and data of the scorer's family (its modules and the project "
+    "modules they import, its data files): it changes whenever what scores could."
 )
 
 
