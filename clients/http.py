@@ -467,9 +467,7 @@ class EnvServerClient:
         keeping statistics counts each task id's outcome in that run. Results in order."""
         return self._call(_verify_call(items, verifier, options, timeout_s, run))
 
-    def curriculum_sample(
-        self, request: CurriculumRequest | Mapping[str, Any]
-    ) -> CurriculumSample:
+    def curriculum_sample(self, request: CurriculumRequest | Mapping[str, Any]) -> CurriculumSample:
         """Task ids drawn for a run by their measured pass rates (``POST
         /v1/curriculum/sample``; the server must keep statistics, else ``UnavailableError``)."""
         return self._call(_curriculum_call(request))
