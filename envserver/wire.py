@@ -437,7 +437,9 @@ class Health(WireReply):
         "write since it started (coalescing under saturation: ENVSERVER_COALESCE_ITEM_MS).",
     )
     envs: int | None = Field(
-        None, description="Environments served now: as many as GET /v1/envs lists."
+        None,
+        description="Environments served now: in /readyz as many as GET /v1/envs lists; in "
+        "/healthz those the process loaded (it reads no family's store).",
     )
     disabled: list[DisabledFamily] = Field(default_factory=list)
     sandbox: str | None = Field(

@@ -149,11 +149,13 @@ def test_health_readiness_docs_and_openapi(http: httpx.Client) -> None:
     assert http.get("/healthz").json()["status"] == "ok"
     ready = http.get("/readyz").json()
     assert ready["status"] == "ok" and ready["pool_workers"] == 2 and ready["envs"] >= 1
-    # Both probes count what the catalogue lists (EvoEnv's admitted environments included),
-    # and say which process answered and how many sandbox workers it has.
+    # Readiness counts what the catalogue lists (EvoEnv's admitted environments included);
+    # liveness what the process loaded (it reads no store). Both say which process answered
+    # and how many sandbox workers it has.
     listed = len(http.get("/v1/envs").json()["envs"])
-    for probe in (ready, http.get("/healthz").json()):
-        assert probe["envs"] == listed
+    alive = http.get("/healthz").json()
+    assert ready["envs"] == listed and 1 <= alive["envs"] <= listed
+    for probe in (ready, alive):
         assert probe["process"] > 0 and probe["sandbox_workers"] >= 1, probe
     assert http.get("/docs").status_code == 200
     paths = http.get("/openapi.json").json()["paths"]
