@@ -373,3 +373,37 @@ def test_pass_at_k_groups_by_difficulty(alice: EnvServerClient) -> None:
     assert all(f"difficulty={t.group}" in t.task_id or t.group == "medium" for t in tasks)
     with pytest.raises(ValueError, match="multi-turn"):
         held_out_tasks(alice, "alfworld", 2)
+
+
+@pytest.mark.parametrize("mode", ["positive", "negative"])
+def test_no_input_makes_the_curriculum_routes_fail(stats_server: LiveServer, mode: str) -> None:
+    """Schema-driven cases (schemathesis, from the server's OpenAPI document) against the
+    curriculum routes of a server keeping statistics: every answer below 500, every error a
+    problem document. (``tests/test_fuzz.py`` fuzzes every route of a server without them.)"""
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis import GenerationMode
+
+    headers = {"Authorization": f"Bearer {STATS_KEYS['bob']}"}
+    schema = schemathesis.openapi.from_url(f"{stats_server.base_url}/openapi.json", headers=headers)
+    operations = [
+        result.ok()
+        for result in schema.get_all_operations()
+        if result.ok().path.startswith("/v1/curriculum")
+    ]
+    assert len(operations) == 2
+    for operation in operations:
+
+        @given(case=operation.as_strategy(generation_mode=GenerationMode(mode)))
+        @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+        def call(case: Any) -> None:
+            response = case.call(base_url=stats_server.base_url, headers=headers, timeout=60)
+            assert response.status_code < 500 or response.status_code == 503, (
+                case.as_curl_command(),
+                response.text,
+            )
+            if response.status_code >= 400:
+                assert response.headers["content-type"][0].startswith("application/problem+json")
+                assert response.json()["detail"]
+
+        call()
