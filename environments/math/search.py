@@ -219,7 +219,9 @@ _DUMMY = (
     "({r})(\\cos^{{2}} {s} + \\sin^{{2}} {s})",
     "x = \\frac{{({r}) {s}}}{{{s}}}",
 )
-_DUMMIES = "ytwqzuv"  # a dummy symbol: one the reference does not hold
+# A dummy symbol: a letter the reference does not hold, and not a unit math-verify drops from
+# the end of an answer (t, m, s, g, h, l, c, d, o: "2\\sqrt{3} + 0 t" is 2√3 + 0 tonnes).
+_DUMMIES = "ywqzuvkn"
 _OPERATORS = (
     "\\int_{{0}}^{{1}} ({r}) \\, dx",
     "\\int_{{0}}^{{1}} ({r}) \\, dt",
