@@ -24,7 +24,11 @@ The rule, for a request ``{env, run, n, target = 0.5, width = 0.2, explore = 0.1
 The draws come back shuffled, each with whether it is fresh (never attempted by the run) and its
 estimate. A reply holds task ids and estimates only: nothing of a task's reference or content.
 Only single-turn environments are served (their tasks are scored by id; a multi-turn
-environment's episodes are counted, but drawn by its own reset).
+environment's episodes are counted, but drawn by its own reset). A draw reads what every
+process and replica sharing the store has written: the outcomes this process recorded at once
+(it writes them first), the others' within their ``ENVSERVER_STATS_FLUSH_S``. Draws made ahead
+of scoring (a dataloader's prefetch) see the statistics as they were: a task drawn but not yet
+scored is still unseen.
 
 The rule in isolation (``draw``) is what ``benchmarks/curriculum_sim.py`` measures against
 uniform sampling with synthetic learners.
