@@ -156,6 +156,7 @@ audit-search: setup
 bench: setup
 	$(BIN)/python -m benchmarks.math_verify_throughput
 	$(BIN)/python -m benchmarks.math_answer_checks
+	$(BIN)/python -m benchmarks.math_rules
 	$(BIN)/python -m benchmarks.step_latency
 	$(BIN)/python -m benchmarks.pool_hop
 	$(BIN)/python -m benchmarks.load
