@@ -251,6 +251,7 @@ def test_old_task_ids_name_the_same_tasks() -> None:
         # like a unit: both were read as the number before them.
         ("\\boxed{392\\text{ cm} + 1\\text{ cm}}", "392"),
         ("\\boxed{392\\mathrm{e}^{2}}", "392"),
+        ("The answer is $392\\text{ cm} + 1\\text{ cm}$.", "392"),
         # A list of candidate sets is read as their union.
         ("The roots are $\\{2\\}$, $\\{-3, 2\\}$.", "\\{-3, 2\\}"),
     ],

@@ -452,8 +452,14 @@ def _check_statement(
         return hedged
     if whole is not None:
         return _check_answer(f"\\boxed{{{whole}}}", whole, gold, reference, options)
+    # Delimited math ("$...$") is read as a box's content is: its own text is screened too
+    # (math-verify cut "$4\\text{ cm} + 1\\text{ cm}$" to 4 before this parse).
+    own = response[found.spans[0][0] : found.spans[-1][1]]
+    screened = _screen(own, reference, options)
+    if screened is not None:
+        return screened
     predicted = [found.value, found.shown] if found.shown else [found.value]
-    return _compare(gold, predicted, found.shown, reference, options)
+    return _compare(gold, predicted, own, reference, options)
 
 
 def _several(
