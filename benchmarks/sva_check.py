@@ -268,7 +268,6 @@ def _price(options: CheckOptions) -> None:
                 fenced(row.reference),
                 _reference(f"sva/nl2sva-{split}@1/{seed}"),
                 verifier_options,
-                extract=True,
             ).reward
             != 1.0
         ]
@@ -279,7 +278,7 @@ def _price(options: CheckOptions) -> None:
     for probe in cases:
         reference = _reference(probe.task_id) if probe.task_id else probe.reference
         options_ = SvaOptions.model_validate(dict(probe.options))
-        if score_pair(probe.response, reference, options_, extract=True).reward != 1.0:
+        if score_pair(probe.response, reference, options_).reward != 1.0:
             refused.append(probe.origin)
     print(f"  price: red-team must-pay cases: {len(refused)} of {len(cases)} below 1.0 {refused}")
 

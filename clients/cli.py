@@ -195,9 +195,9 @@ def _show_step(response: StepResponse) -> None:
     )
     if response.detail:
         typer.echo(f"detail: {response.detail}")
-    if response.components:
-        parts = " ".join(f"{k}={v:g}" for k, v in response.components.items())
-        typer.echo(f"components: {parts}")
+    for name, values in (("components", response.components), ("metrics", response.metrics)):
+        if values:
+            typer.echo(f"{name}: {' '.join(f'{k}={v:g}' for k, v in values.items())}")
     if response.observation:
         typer.echo(f"observation: {_observation(response.observation)}")
     typer.echo(f"state: {response.state}")

@@ -12,6 +12,12 @@
   cannot help.
 - ``ItemFailedError``: a Gym call's item came back ``timeout``/``error``. The HTTP clients return
   such items as data; the Gym layer raises, so an infrastructure failure never becomes reward 0.
+- ``ItemRefusedError`` (a ``ClientError``): the server refused one item of a batch (its episode
+  had ended, its input was refused) and answered the rest; the item carries the problem document
+  the same call alone is answered with. The Gym layer raises it; retrying cannot help.
+
+Every error the server sends has a kind (``ProblemKind`` of ``envserver.wire``, the server's own
+vocabulary): ``EnvServerError.kind``.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ import json
 from typing import Any
 
 import httpx
+
+from envserver.wire import ProblemDocument, ProblemKind
 
 
 class EnvServerError(Exception):
@@ -50,10 +58,11 @@ class EnvServerError(Exception):
         self.attempts = attempts
 
     @property
-    def kind(self) -> str:
-        """The last segment of the problem type, e.g. ``unknown-environment``: stable across
-        servers, so callers can branch on it."""
-        return self.type.rsplit("/", 1)[-1]
+    def kind(self) -> ProblemKind | str:
+        """The kind of error, e.g. ``ProblemKind.UNKNOWN_ENVIRONMENT``: stable across servers, so
+        callers can branch on it (the text itself for a kind this client does not know, from a
+        newer server or from something that is not an envserver)."""
+        return kind_of(self.problem or {"type": self.type})
 
     def __str__(self) -> str:
         if self.status is None:
@@ -94,12 +103,25 @@ class UnavailableError(EnvServerError):
         return str(self.problem.get("fix") or "")
 
 
-UNAVAILABLE_KIND = "environment-unavailable"
-"""The problem kind of ``UnavailableError``: a 503 that no retry can fix."""
-
-
 class UnexpectedResponseError(EnvServerError):
     """The server's answer does not match the API (not JSON, or not the documented shape)."""
+
+
+class ItemRefusedError(ClientError):
+    """The server refused item ``index`` of a batch and answered the others: ``problem`` is the
+    item's problem document (``status``, ``kind``: ``episode-finished``, ``bad-input``)."""
+
+    def __init__(self, problem: ProblemDocument, *, index: int | None = None) -> None:
+        where = f"item {index}: " if index is not None else ""
+        body = problem.model_dump(mode="json", exclude_none=True)
+        super().__init__(
+            where + problem.detail,
+            status=problem.status,
+            type=problem.type,
+            title=problem.title,
+            problem=body,
+        )
+        self.index = index
 
 
 class ItemFailedError(EnvServerError):
@@ -132,10 +154,20 @@ def problem_of(response: httpx.Response) -> dict[str, Any]:
     }
 
 
+def kind_of(problem: dict[str, Any]) -> ProblemKind | str:
+    """The kind of a problem document: its ``kind`` member, or the last segment of its
+    ``type`` (a server older than the member); the text where it is no ``ProblemKind``."""
+    kind = str(problem.get("kind") or str(problem.get("type", "")).rsplit("/", 1)[-1])
+    try:
+        return ProblemKind(kind)
+    except ValueError:
+        return kind
+
+
 def is_unavailable(problem: dict[str, Any]) -> bool:
     """Whether ``problem`` says the server cannot serve the target at all (not a passing
     overload)."""
-    return str(problem.get("type", "")).rsplit("/", 1)[-1] == UNAVAILABLE_KIND
+    return kind_of(problem) == ProblemKind.ENVIRONMENT_UNAVAILABLE
 
 
 def error_for(

@@ -106,8 +106,9 @@ class EnvServerEnv(gym.Env[str, str]):
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Send ``action``; returns ``(observation, reward, terminated, truncated, info)`` with
-        ``info`` holding ``status`` (``ok``/``invalid``), ``detail`` and ``components``.
-        Raises ``gymnasium.error.ResetNeeded`` before a reset or after the episode ended."""
+        ``info`` holding ``status`` (``ok``/``invalid``), ``detail``, ``components`` and
+        ``metrics``. Raises ``gymnasium.error.ResetNeeded`` before a reset or after the episode
+        ended."""
         if self._state_token is None:
             raise gym.error.ResetNeeded("call reset() before step()")
         if self._finished:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from clients.errors import ItemFailedError, UnexpectedResponseError
+from clients.errors import ItemFailedError, ItemRefusedError, UnexpectedResponseError
 from clients.http import EnvServerClient
 from envserver.wire import ChatMessage, EnvInfo, ResetResponse, StepResponse
 
@@ -43,8 +43,11 @@ def observation_text(observation: str | list[ChatMessage] | None) -> str:
 
 
 def ensure_ok(response: ResetResponse | StepResponse, index: int | None = None) -> None:
-    """Raise ``ItemFailedError`` for an item whose status is ``timeout`` or ``error``: there is
-    no observation or reward, and reporting one (0) would teach the policy a lie."""
+    """Raise ``ItemRefusedError`` for an item the server refused (its episode had ended), and
+    ``ItemFailedError`` for one whose status is ``timeout`` or ``error``: there is no observation
+    or reward, and reporting one (0) would teach the policy a lie."""
+    if response.problem is not None:
+        raise ItemRefusedError(response.problem, index=index)
     if response.status in ("timeout", "error"):
         raise ItemFailedError(response.status, response.detail, index=index)
     if response.state is None:
@@ -72,12 +75,13 @@ def reset_info(response: ResetResponse) -> dict[str, Any]:
 
 def step_info(response: StepResponse) -> dict[str, Any]:
     """The server's info plus how the step was scored: ``status`` (``ok``/``invalid``),
-    ``detail`` and the reward's named ``components``."""
+    ``detail``, the reward's named ``components`` and the ``metrics`` recorded beside it."""
     info: dict[str, Any] = {
         **response.info,
         "status": response.status,
         "detail": response.detail,
         "components": dict(response.components),
+        "metrics": dict(response.metrics),
     }
     if isinstance(response.observation, list):
         info["messages"] = [m.model_dump() for m in response.observation]

@@ -61,7 +61,9 @@ class EnvServerVectorEnv(VectorEnv[Observations, Sequence[str], np.ndarray]):
     as for ``EnvServerEnv``; ``max_episode_steps`` truncates episodes locally.
 
     ``reset``/``step`` raise ``ItemFailedError`` (with ``index``) if any item came back
-    ``timeout``/``error``; nothing is committed then, so the same call can be repeated.
+    ``timeout``/``error``; nothing is committed then, so the same call can be repeated. An item
+    the server refused (``ItemRefusedError``, a ``ClientError``: its episode had ended) cannot
+    succeed on a retry.
     ``*_wait(timeout=...)`` raises ``TimeoutError`` with the call still pending. Making one
     fails as making ``EnvServerEnv`` does for an environment the server cannot serve.
     """

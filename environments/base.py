@@ -55,7 +55,6 @@ class EnvSpec:
 
     id: str
     version: str
-    family: str
     description: str
     kind: EnvKind
     action_format: str
@@ -67,6 +66,9 @@ class EnvSpec:
     actions_key: str | None = None
     """The ``info`` key whose list of strings holds the actions valid now, where there is a
     finite set (what an agent's tool result or a page shows as the choices)."""
+    family: str = ""
+    """The family that declares the environment. Optional: the catalogue reads it from the
+    declarations (the family whose namespace holds the id); one stated here must agree."""
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class Turn:
     terminated: bool = False
     truncated: bool = False
     action: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
 
     @property
     def ended(self) -> bool:
@@ -73,6 +74,7 @@ class Turn:
             result.terminated,
             result.truncated,
             action,
+            score.metrics,
         )
 
 

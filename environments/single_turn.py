@@ -124,7 +124,6 @@ class SingleTurnEnvironment(Generic[OptionsT]):
         self._spec = EnvSpec(
             id=family.id,
             version=family.version,
-            family=family.id.split("/")[0],
             description=family.description,
             kind="single_turn",
             action_format=family.action_format,

@@ -10,6 +10,7 @@ from starlette.websockets import WebSocket, WebSocketClose
 
 from envserver.keys import ApiKey, match_api_key
 from envserver.problems import problem_response
+from envserver.wire import ProblemKind
 
 # Liveness and readiness stay open so orchestrators can probe without a key.
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
@@ -47,7 +48,7 @@ class ApiKeyMiddleware:
             response = problem_response(
                 401,
                 detail,
-                kind="unauthorized",
+                kind=ProblemKind.UNAUTHORIZED,
                 headers={"WWW-Authenticate": 'Bearer realm="envserver"'},
             )
             if scope["type"] == "http":

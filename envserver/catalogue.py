@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from environments.base import Environment
-from environments.family import owner
 from envserver.registry import Registry
 from envserver.wire import Catalogue, DisabledFamily, EnvInfo, VerifierInfo
 from verifiers.base import Verifier
 
 
-def env_info(env: Environment) -> EnvInfo:
-    """One environment's public spec, options as JSON Schema."""
+def env_info(env: Environment, registry: Registry) -> EnvInfo:
+    """One environment's public spec, options as JSON Schema; its family is the declaration's
+    whose namespace holds its id."""
     spec = env.spec
     return EnvInfo(
         id=spec.id,
         version=spec.version,
-        family=spec.family,
+        family=registry.family_of(spec.id),
         description=spec.description,
         kind=spec.kind,
         action_format=spec.action_format,
@@ -27,28 +27,25 @@ def env_info(env: Environment) -> EnvInfo:
     )
 
 
-def verifier_info(verifier: Verifier, family: str) -> VerifierInfo:
-    """One verifier's public spec (``family`` declares it), options as JSON Schema."""
+def verifier_info(verifier: Verifier, registry: Registry) -> VerifierInfo:
+    """One verifier's public spec, options as JSON Schema, and the family that declares it."""
     return VerifierInfo(
         name=verifier.name,
         version=verifier.version,
-        family=family,
+        family=registry.family_of(verifier.name),
         description=verifier.description,
         options_schema=verifier.options_model.model_json_schema(),
         timeout_s=verifier.timeout_s,
         components=list(verifier.components),
+        metrics=list(verifier.metrics),
     )
 
 
 def build_catalogue(registry: Registry) -> Catalogue:
     """Every environment and verifier, and what is disabled, why and how to enable it."""
-    families = list(registry.families.values())
     return Catalogue(
-        envs=[env_info(env) for env in registry.envs.values()],
-        verifiers=[
-            verifier_info(v, getattr(owner(families, v.name), "name", ""))
-            for v in registry.verifiers.values()
-        ],
+        envs=[env_info(env, registry) for env in registry.envs.values()],
+        verifiers=[verifier_info(v, registry) for v in registry.verifiers.values()],
         disabled=[
             DisabledFamily(name=str(withheld), reason=why.reason, fix=why.fix)
             for withheld, why in registry.disabled.items()
@@ -63,4 +60,5 @@ def served_now(catalogue: Catalogue, registry: Registry) -> Catalogue:
     dynamic = registry.dynamic_envs()
     if not dynamic:
         return catalogue
-    return catalogue.model_copy(update={"envs": catalogue.envs + [env_info(e) for e in dynamic]})
+    served = [env_info(env, registry) for env in dynamic]
+    return catalogue.model_copy(update={"envs": catalogue.envs + served})

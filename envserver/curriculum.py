@@ -46,11 +46,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from environments.base import Environment, SingleTurnScoring
+from environments.base import Environment
 from environments.task_id import MAX_SEED
 from envserver.auth import CALLER
-from envserver.problems import Problem
-from envserver.service import Service, _validate_options, unavailable_problem
+from envserver.problems import Problem, unavailable_problem
+from envserver.service import Service, _validate_options
 from envserver.stats import Recorder
 from envserver.wire import (
     CurriculumReport,
@@ -58,6 +58,7 @@ from envserver.wire import (
     CurriculumSample,
     DrawnTask,
     HistogramBin,
+    ProblemKind,
     TaskEstimate,
 )
 from verifiers.base import Unavailable
@@ -189,12 +190,12 @@ class Curriculum:
 
     def _single_turn(self, env_id: str) -> Environment:
         env = self.service.env(env_id)
-        if not isinstance(env, SingleTurnScoring):
+        if env.spec.kind != "single_turn":
             raise Problem(
                 400,
                 f"env: {env_id} is a multi-turn environment; a curriculum draws task ids of "
                 "single-turn ones (scored by id)",
-                kind="not-single-turn",
+                kind=ProblemKind.NOT_SINGLE_TURN,
             )
         return env
 
@@ -211,7 +212,7 @@ class Curriculum:
                 raise Problem(
                     400,
                     f"tasks.{index}: the task is {task.env!r}'s, not {env.spec.id!r}'s",
-                    kind="foreign-task",
+                    kind=ProblemKind.FOREIGN_TASK,
                 )
             formatted = self.service.task_id(env, task.seed, options)
             canonical.append(formatted if formatted is not None else text)
@@ -250,7 +251,7 @@ class Curriculum:
                     400,
                     f"options: too large for a task id of {spec.id}, so its tasks cannot be "
                     "drawn by id",
-                    kind="no-task-ids",
+                    kind=ProblemKind.NO_TASK_IDS,
                 )
         await recorder.flush()  # what this process recorded is read back
         rows = await asyncio.to_thread(

@@ -15,7 +15,7 @@ from fastapi.routing import APIRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from envserver.problems import Problem, problem_response
-from envserver.wire import MAX_JSON_DEPTH
+from envserver.wire import MAX_JSON_DEPTH, ProblemKind
 
 
 class BodyLimitMiddleware:
@@ -35,7 +35,9 @@ class BodyLimitMiddleware:
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and not declared.isdigit():
-            await problem_response(400, "malformed Content-Length")(scope, receive, send)
+            await problem_response(400, "malformed Content-Length", kind=ProblemKind.BAD_REQUEST)(
+                scope, receive, send
+            )
         elif declared is not None and int(declared) > self.max_bytes:
             await self._too_large(scope, receive, send)
         elif declared is not None or scope["method"] in ("GET", "HEAD", "OPTIONS", "DELETE"):
@@ -63,7 +65,7 @@ class BodyLimitMiddleware:
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = problem_response(
-            413, f"request body exceeds {self.max_bytes} bytes", kind="body-too-large"
+            413, f"request body exceeds {self.max_bytes} bytes", kind=ProblemKind.BODY_TOO_LARGE
         )
         await response(scope, receive, send)
 
@@ -105,7 +107,7 @@ def _non_finite(text: str) -> NoReturn:
         422,
         f"the request body holds the number {text[:40]}, which is not finite: JSON numbers "
         "must be finite (no NaN, Infinity or overflowing exponents)",
-        kind="non-finite-number",
+        kind=ProblemKind.NON_FINITE_NUMBER,
     )
 
 
@@ -167,7 +169,7 @@ def parse_body(body: bytes) -> Any:
             422,
             f"the request body nests lists and objects deeper than {MAX_JSON_DEPTH} "
             "levels, the limit for every request",
-            kind="too-deep",
+            kind=ProblemKind.TOO_DEEP,
         )
     return value
 

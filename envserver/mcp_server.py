@@ -38,6 +38,7 @@ from envserver.problems import Problem, problem_body
 from envserver.service import Service
 from envserver.wire import (
     Observation,
+    ProblemKind,
     ResetRequest,
     ResetResponse,
     Seed,
@@ -91,11 +92,12 @@ async def _answer(call: Awaitable[CallToolResult]) -> CallToolResult:
     try:
         return await call
     except Problem as problem:
-        body = problem_body(problem.status, problem.detail, kind=problem.kind, extra=problem.extra)
+        body = problem.body()
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"]))
-        body = problem_body(422, f"{where}: {first['msg']}" if where else first["msg"])
+        detail = f"{where}: {first['msg']}" if where else first["msg"]
+        body = problem_body(422, detail, kind=ProblemKind.VALIDATION_ERROR)
     return CallToolResult(
         content=[TextContent(type="text", text=str(body["detail"]))],
         structuredContent=body,

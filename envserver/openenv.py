@@ -30,6 +30,7 @@ from envserver.service import Service
 from envserver.wire import (
     MAX_TOKEN_CHARS,
     Observation,
+    ProblemKind,
     ResetRequest,
     ResetResponse,
     Seed,
@@ -106,7 +107,7 @@ async def _step(service: Service, env_id: str, action: OpenEnvAction) -> dict[st
             400,
             "no episode: give the state_token from the last observation's metadata "
             "(or reset first on this socket)",
-            kind="no-state-token",
+            kind=ProblemKind.NO_STATE_TOKEN,
         )
     request = StepRequest(state=action.state_token, action=action.action)
     reply = (await service.step(env_id, [request], batch=False))[0]
@@ -125,7 +126,9 @@ async def reset(env_id: str, request: Request) -> dict[str, Any]:
     try:
         data = parse_body(body) if body else {}
     except ValueError:
-        raise Problem(400, "the request body is not valid JSON", kind="malformed-json") from None
+        raise Problem(
+            400, "the request body is not valid JSON", kind=ProblemKind.MALFORMED_JSON
+        ) from None
     try:
         return await _reset(_service(request), env_id, data)
     except ValidationError as exc:
@@ -153,13 +156,13 @@ async def health(env_id: str, request: Request) -> dict[str, str]:
 
 @router.get(PREFIX + "/metadata")
 async def metadata(env_id: str, request: Request) -> dict[str, Any]:
-    info = env_info(_service(request).env(env_id))
+    info = env_info(_service(request).env(env_id), _service(request).registry)
     return {"name": info.id, "description": info.description, "version": info.version}
 
 
 @router.get(PREFIX + "/schema")
 async def schema(env_id: str, request: Request) -> dict[str, Any]:
-    info = env_info(_service(request).env(env_id))
+    info = env_info(_service(request).env(env_id), _service(request).registry)
     return {
         "action": OpenEnvAction.model_json_schema(),
         "observation": {

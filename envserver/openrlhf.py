@@ -7,12 +7,12 @@ options may be given as query parameters (``?reward=all``). ``query`` is prompt 
 the prompt is stripped as a prefix. A label is the reference; for a verifier whose references
 are structured (hidden tests, say), a label is that reference as JSON text.
 
-Every answer's ``extra_logs`` has the same keys: the verifier's declared components (0.0 where a
-score lacks one), ``valid``, ``bad_label`` and ``unscored`` (OpenRLHF merges the samples' logs
-key by key). Each sample is handled on its own. A sample whose label cannot be used as a
-reference (empty, unparsable, not the verifier's JSON) is a data error that no retry can fix:
-it gets reward 0 and is flagged with ``extra_logs["bad_label"] = 1``, and the other samples keep
-their rewards.
+Every answer's ``extra_logs`` has the same keys: the verifier's declared components and metrics
+(0.0 where a score lacks one), ``valid``, ``bad_label`` and ``unscored`` (OpenRLHF merges the
+samples' logs key by key). Each sample is handled on its own. A sample whose label cannot be
+used as a reference (empty, unparsable, not the verifier's JSON) is a data error that no retry
+can fix: it gets reward 0 and is flagged with ``extra_logs["bad_label"] = 1``, and the other
+samples keep their rewards.
 
 A sample the service could not score for a reason of its own (status ``timeout``, or an
 ``error`` of the infrastructure) gets no made-up 0. What OpenRLHF 0.11 can skip is a prompt's
@@ -134,12 +134,13 @@ async def get_reward(verifier: str, body: RewardRequest, request: Request) -> JS
         NAN if lost else 0.0 if r is None or r.reward is None else r.reward
         for r, lost in zip(results, unscored, strict=True)
     ]
-    # The same keys for every sample (the verifier's declared components, 0.0 where a score
-    # lacks one): OpenRLHF sends one sample per request and merges their logs key by key, so a
-    # key some samples lack breaks its batch.
+    # The same keys for every sample (the verifier's declared components and metrics, 0.0 where
+    # a score lacks one): OpenRLHF sends one sample per request and merges their logs key by
+    # key, so a key some samples lack breaks its batch.
+    recorded = [{**r.metrics, **r.components} if r is not None else {} for r in results]
     logs = {
-        name: [r.components.get(name, 0.0) if r is not None else 0.0 for r in results]
-        for name in check.components
+        name: [parts.get(name, 0.0) for parts in recorded]
+        for name in (*check.components, *check.metrics)
     }
     logs["valid"] = [float(r is not None and r.status == "ok") for r in results]
     logs["bad_label"] = [float(_bad_label(r)) for r in results]

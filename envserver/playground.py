@@ -45,6 +45,7 @@ from envserver.wire import (
     MAX_ACTION_CHARS,
     MAX_TOKEN_CHARS,
     EnvInfo,
+    ProblemKind,
     ResetRequest,
     ResetResponse,
     StepRequest,
@@ -275,6 +276,7 @@ def _turn(reply: ResetResponse | StepResponse, action: str = "") -> Turn:
         reply.terminated,
         reply.truncated,
         action,
+        reply.metrics,
     )
 
 
@@ -381,7 +383,7 @@ async def reset(env_id: str, request: Request) -> HTMLResponse:
     try:
         reply, view = await service.drawn_reset(env_id, request_body)
     except Problem as exc:
-        if exc.kind == "invalid-options":
+        if exc.kind == ProblemKind.INVALID_OPTIONS:
             errors = _option_errors(exc, set(schema.get("properties", {})))
             return _start_page(request, env, submitted=submitted, errors=errors, status=422)
         if task_id and exc.status in (400, 404):

@@ -1,14 +1,20 @@
-"""Errors as ``application/problem+json`` (RFC 9457): type, title, status, detail.
+"""Errors as ``application/problem+json`` (RFC 9457): type, kind, title, status, detail.
+
+Every kind is a ``ProblemKind`` (``envserver.wire``, which clients import too), and every
+exception the service turns into a problem is in one table, ``PROBLEMS``: ``problem_for`` reads
+it wherever such an exception is caught (a lookup, a pool item, the sandbox). ``ITEM_KINDS`` are
+the problems of one item, which a batch answers in that item instead of refusing the batch.
 
 The same module documents them: ``problem_responses`` gives a route's error responses for its
-OpenAPI operation, and ``install_problem_handlers`` adds the ``Problem`` schemas the spec refers
-to, so generated clients parse errors as the server sends them.
+OpenAPI operation, and ``install_problem_handlers`` adds the ``Problem`` schemas (and the
+``ProblemKind`` enum) the spec refers to, so generated clients parse errors as the server sends
+them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -16,43 +22,31 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from environments.base import (
+    EnvironmentGone,
+    EnvironmentInputError,
+    EnvironmentUnavailable,
+    EpisodeFinished,
+)
+from environments.task_id import TaskIdError
+from envserver.executor import PoolUnavailable
+from envserver.registry import Disabled, UnknownEnvironment, UnknownVerifier
+from envserver.tokens import TokenError
+from envserver.wire import (
+    PROBLEM_BASE,
+    ProblemDocument,
+    ProblemKind,
+    ValidationProblemDocument,
+)
+from sandbox.pool import Overloaded
+from sandbox.runner import SandboxInputError
+from verifiers.base import Unavailable
+
 PROBLEM_MEDIA_TYPE = "application/problem+json"
-PROBLEM_BASE = "https://envserver.dev/problems/"
 log = logging.getLogger("envserver")
-
-
-class FieldError(BaseModel):
-    """One reason a request was refused: where (``loc``: body, query or path, then the field
-    path), what, and the error's type."""
-
-    loc: list[str | int]
-    msg: str
-    type: str
-
-
-class ProblemDocument(BaseModel):
-    """An error (RFC 9457). ``type`` ends with a stable kind (``unknown-environment``,
-    ``overloaded``, ...) to branch on. Some problems carry more members: ``errors`` (400
-    malformed JSON, 422), ``reason`` and ``fix`` (503 ``environment-unavailable``)."""
-
-    model_config = ConfigDict(extra="allow", title="Problem")
-
-    type: str = Field(description="A URI whose last segment is the kind of error.")
-    title: str = Field(description="The HTTP status phrase.")
-    status: int = Field(description="The HTTP status code.")
-    detail: str = Field(description="What went wrong, for a person; never reveals a reference.")
-    errors: list[FieldError] | None = Field(None, description="Every field that was refused.")
-
-
-class ValidationProblemDocument(ProblemDocument):
-    """A request the schema or the options refuse (422): ``errors`` lists every field."""
-
-    model_config = ConfigDict(extra="allow", title="ValidationProblem")
-
-    errors: list[FieldError] = Field(description="Every field that was refused.")
 
 
 _DESCRIPTIONS = {
@@ -104,6 +98,21 @@ def _problem_schemas() -> dict[str, Any]:
     return schemas
 
 
+_PROBLEM_REF = "#/components/schemas/Problem"
+
+
+def _renamed(node: Any, ref: str, to: str) -> Any:
+    """``node`` (a JSON document) with every ``$ref`` to ``ref`` pointing at ``to`` instead."""
+    if isinstance(node, dict):
+        return {
+            key: to if key == "$ref" and value == ref else _renamed(value, ref, to)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_renamed(item, ref, to) for item in node]
+    return node
+
+
 def _documented(app: FastAPI) -> Callable[[], dict[str, Any]]:
     """``app.openapi`` with the problem schemas, and without FastAPI's default 422 (a JSON
     ``{detail: [...]}`` body this server never sends) where a route declares no 422."""
@@ -125,7 +134,11 @@ def _documented(app: FastAPI) -> Callable[[], dict[str, Any]]:
             schemas = spec.setdefault("components", {}).setdefault("schemas", {})
             for unused in ("HTTPValidationError", "ValidationError"):
                 schemas.pop(unused, None)
-            schemas.update(_problem_schemas())
+            # A reply that holds a problem (a batch's item) names it by its class; the document
+            # has one name for it, its title.
+            schemas.pop(ProblemDocument.__name__, None)
+            spec = _renamed(spec, f"#/components/schemas/{ProblemDocument.__name__}", _PROBLEM_REF)
+            spec["components"]["schemas"].update(_problem_schemas())
             app.openapi_schema = spec
         return app.openapi_schema
 
@@ -141,22 +154,95 @@ class Problem(StarletteHTTPException):
         status: int,
         detail: str,
         *,
-        kind: str | None = None,
+        kind: ProblemKind,
         headers: dict[str, str] | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(status, detail, headers or {})
         self.status = status
         self.detail = detail
-        self.kind = kind or HTTPStatus(status).phrase.lower().replace(" ", "-")
+        self.kind = kind
         self.extra = extra or {}
+
+    def body(self) -> dict[str, Any]:
+        """The problem document's JSON."""
+        return problem_body(self.status, self.detail, kind=self.kind, extra=self.extra)
+
+    def document(self) -> ProblemDocument:
+        """The problem document, as a batch's item carries it."""
+        return ProblemDocument.model_validate(self.body())
+
+
+Answer = tuple[int, ProblemKind, str]
+"""How an exception is answered: status, kind and detail."""
+
+
+def _answer(status: int, kind: ProblemKind, detail: str = "{}") -> Callable[[Any], Answer]:
+    return lambda exc: (status, kind, detail.format(exc))
+
+
+PROBLEMS: Mapping[type[Exception], Callable[[Any], Answer]] = {
+    # The caller's input, found unusable by the environment (in a batch: the item's problem).
+    EpisodeFinished: _answer(409, ProblemKind.EPISODE_FINISHED),
+    EnvironmentInputError: _answer(400, ProblemKind.BAD_INPUT),
+    TaskIdError: _answer(400, ProblemKind.MALFORMED_TASK_ID),
+    # A token is unreadable (400) or refused (403); it says which, and why.
+    TokenError: lambda exc: (403 if exc.forbidden else 400, exc.kind, exc.detail),
+    SandboxInputError: _answer(422, ProblemKind.SANDBOX_INPUT),
+    # What the request names, and whether it is served here.
+    UnknownEnvironment: _answer(404, ProblemKind.UNKNOWN_ENVIRONMENT),
+    UnknownVerifier: _answer(404, ProblemKind.UNKNOWN_VERIFIER),
+    EnvironmentGone: _answer(410, ProblemKind.ENVIRONMENT_GONE),
+    Disabled: _answer(503, ProblemKind.ENVIRONMENT_UNAVAILABLE),
+    EnvironmentUnavailable: _answer(503, ProblemKind.ENVIRONMENT_UNAVAILABLE),
+    # Capacity: retry after Retry-After.
+    Overloaded: _answer(429, ProblemKind.OVERLOADED, "the server is busy ({}); retry later"),
+    PoolUnavailable: _answer(
+        503, ProblemKind.UNAVAILABLE, "no pool worker can run the work now ({}); retry shortly"
+    ),
+}
+"""Every exception the service answers with a problem, and how (``problem_for``)."""
+
+ITEM_KINDS = frozenset({ProblemKind.EPISODE_FINISHED, ProblemKind.BAD_INPUT})
+"""Problems of one item's own input: a batch answers them in the item (status ``error`` with
+the problem document) and the rest of the batch as usual; a single call answers with them."""
+
+
+def problem_for(exc: BaseException, where: str = "") -> Problem | None:
+    """The problem ``exc`` answers with (``PROBLEMS``), its detail prefixed by ``where`` (the
+    field at fault, ``items.3.state``); None for an exception that is not the caller's to see
+    (a bug)."""
+    answer = next((PROBLEMS[cls] for cls in type(exc).__mro__ if cls in PROBLEMS), None)
+    if answer is None:
+        return None
+    status, kind, detail = answer(exc)
+    headers: dict[str, str] = {}
+    extra: dict[str, Any] = {}
+    if isinstance(exc, Overloaded | PoolUnavailable):
+        headers["Retry-After"] = str(exc.retry_after_s)
+    if isinstance(exc, Disabled | EnvironmentUnavailable):
+        extra = {"reason": exc.why.reason, "fix": exc.why.fix}
+    return Problem(
+        status, f"{where}: {detail}" if where else detail, kind=kind, headers=headers, extra=extra
+    )
+
+
+def unavailable_problem(detail: str, why: Unavailable) -> Problem:
+    """503 for what this server cannot serve because of its configuration: not the caller's
+    fault, and not worth retrying until the fix (also given as ``fix``) is applied."""
+    return Problem(
+        503,
+        detail,
+        kind=ProblemKind.ENVIRONMENT_UNAVAILABLE,
+        extra={"reason": why.reason, "fix": why.fix},
+    )
 
 
 def problem_response(
     status: int,
     detail: str,
     *,
-    kind: str | None = None,
+    kind: ProblemKind,
     headers: dict[str, str] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> JSONResponse:
@@ -170,20 +256,20 @@ def problem_response(
 
 
 def problem_body(
-    status: int, detail: str, *, kind: str | None = None, extra: dict[str, Any] | None = None
+    status: int, detail: str, *, kind: ProblemKind, extra: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """The JSON of a problem document (what ``problem_response`` sends, and what a message on
     a WebSocket carries)."""
-    kind = kind or HTTPStatus(status).phrase.lower().replace(" ", "-")
     body = {
         "type": PROBLEM_BASE + kind,
+        "kind": kind.value,
         "title": HTTPStatus(status).phrase,
         "status": status,
         "detail": detail,
         **(extra or {}),
     }
     if status == 422:  # the documented contract: a 422 always lists what was refused
-        body.setdefault("errors", [{"loc": [], "msg": detail, "type": kind}])
+        body.setdefault("errors", [{"loc": [], "msg": detail, "type": kind.value}])
     return body
 
 
@@ -200,7 +286,7 @@ def _validation_problem(request: Request, exc: RequestValidationError) -> JSONRe
         return problem_response(
             400,
             "the request body is not valid JSON",
-            kind="malformed-json",
+            kind=ProblemKind.MALFORMED_JSON,
             extra={"errors": errors},
         )
     content_type = request.headers.get("content-type", "")
@@ -208,7 +294,7 @@ def _validation_problem(request: Request, exc: RequestValidationError) -> JSONRe
         return problem_response(
             415,
             f"the request body must be JSON (Content-Type: application/json), not {content_type}",
-            kind="unsupported-media-type",
+            kind=ProblemKind.UNSUPPORTED_MEDIA_TYPE,
         )
     problem = schema_problem(errors)
     return problem_response(422, problem.detail, kind=problem.kind, extra=problem.extra)
@@ -222,7 +308,7 @@ def schema_problem(errors: list[dict[str, Any]]) -> Problem:
     return Problem(
         422,
         f"{where}: {first['msg']}" if where else str(first["msg"]),
-        kind="validation-error",
+        kind=ProblemKind.VALIDATION_ERROR,
         extra={"errors": errors},
     )
 
@@ -255,10 +341,15 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(exc.status_code).phrase
-        return problem_response(exc.status_code, detail, headers=dict(exc.headers or {}))
+        # No route, a wrong method, or a family route's own HTTPException: typed by its status.
+        status = exc.status_code
+        detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(status).phrase
+        kind = ProblemKind.of_status(status)
+        return problem_response(status, detail, kind=kind, headers=dict(exc.headers or {}))
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return problem_response(500, "internal error (a bug: please report it)", kind="internal")
+        return problem_response(
+            500, "internal error (a bug: please report it)", kind=ProblemKind.INTERNAL
+        )

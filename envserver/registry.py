@@ -179,6 +179,12 @@ class Registry:
         served or unknown."""
         return self.withheld(EnvironmentId(env_id))
 
+    def family_of(self, identifier: str) -> str:
+        """The name of the family whose namespace holds ``identifier`` (an environment id or a
+        verifier name; ``environments.family.owner``), or "" for none."""
+        found = owner(list(self.families.values()), identifier)
+        return found.name if found is not None else ""
+
     def verifier(self, name: str) -> Verifier:
         """The verifier ``name``; raises ``Disabled`` when this server cannot serve it,
         ``UnknownVerifier`` when no family defines it."""
@@ -208,8 +214,8 @@ def discover(plugins: Sequence[str] = ()) -> Registry:
         served = named is None or named in registry.verifiers
         if not served and registry.withheld(VerifierName(str(named))) is None:
             raise FamilyError(
-                f"family {env.spec.family!r}: environment {env.spec.id!r} scores with "
-                f"verifier {named!r}, which no family serves"
+                f"family {registry.family_of(env.spec.id)!r}: environment {env.spec.id!r} "
+                f"scores with verifier {named!r}, which no family serves"
             )
     if not registry.families:
         log.warning("no family is declared: is envserver installed (pip install -e .)?")
@@ -338,8 +344,8 @@ def _check_env(
     _own(registry, family, "environment", spec.id)
     if spec.id in earlier:
         raise _problem(family, f"environment {spec.id!r} is declared twice")
-    # Declared twice (the spec and the declaration), so checked to agree.
-    if spec.family != family.name:
+    # Where the spec states its family too, the two must agree.
+    if spec.family and spec.family != family.name:
         raise _problem(family, f"environment {spec.id!r} says its family is {spec.family!r}")
     single_turn = isinstance(env, SingleTurnScoring)
     if (spec.kind == "single_turn") != single_turn:

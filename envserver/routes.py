@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -31,6 +32,8 @@ from envserver.wire import (
     ExpandRequest,
     ExpandResponse,
     Health,
+    ProblemKind,
+    QueueHealth,
     ResetRequest,
     ResetResponse,
     StepRequest,
@@ -49,6 +52,8 @@ _BODY = (400, 401, 413, 415, 422)
 _POOL = (404, 410, 429, 503, 504)
 RESET_ERRORS = problem_responses(*_BODY, *_POOL)
 STEP_ERRORS = problem_responses(*_BODY, 403, 409, *_POOL)
+# A batch answers a finished episode in its item (``problem``), never with 409.
+STEP_BATCH_ERRORS = problem_responses(*_BODY, 403, *_POOL)
 VERIFY_ERRORS = problem_responses(*_BODY, *_POOL)
 
 
@@ -92,10 +97,12 @@ async def reset_batch(env_id: str, body: BatchResetRequest, request: Request) ->
     ENV_PATH + "/step/batch",
     tags=["episodes"],
     response_model=BatchStepResponse,
-    responses=STEP_ERRORS,
+    responses=STEP_BATCH_ERRORS,
 )
 async def step_batch(env_id: str, body: BatchStepRequest, request: Request) -> JSONReply:
-    """Step many episodes; results in request order, each with its own status."""
+    """Step many episodes; results in request order, each with its own status. An item whose
+    episode has ended, or whose action the environment refuses, has status error and its
+    ``problem`` (409 ``episode-finished``, 400 ``bad-input``); the other items are answered."""
     results = await _service(request).step(env_id, body.items, batch=True)
     return JSONReply(BatchStepResponse(results=results))
 
@@ -132,8 +139,13 @@ async def get_env(env_id: str, request: Request) -> EnvInfo:
     # The path converter lets "GET .../<env>/reset" reach here; it is a wrong method, not an env.
     for action in ("/reset", "/step", "/reset/batch", "/step/batch", "/expand"):
         if env_id.endswith(action) and service.registry.serves(env_id.removesuffix(action)):
-            raise Problem(405, f"{action.lstrip('/')} takes POST", headers={"Allow": "POST"})
-    return env_info(service.env(env_id))
+            raise Problem(
+                405,
+                f"{action.lstrip('/')} takes POST",
+                kind=ProblemKind.METHOD_NOT_ALLOWED,
+                headers={"Allow": "POST"},
+            )
+    return env_info(service.env(env_id), service.registry)
 
 
 @router.post(
@@ -258,7 +270,13 @@ async def readyz(request: Request, response: Response) -> Health:
         sandbox=host.isolation,
         sandbox_workers=host.health().alive,
         process=os.getpid(),
+        queues=await run_in_threadpool(_queues, request),
     )
+
+
+def _queues(request: Request) -> list[QueueHealth]:
+    """The families' job queues now (read from their stores: off the event loop)."""
+    return [QueueHealth.model_validate(asdict(queue.state())) for queue in request.app.state.queues]
 
 
 @router.get(

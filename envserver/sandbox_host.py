@@ -20,7 +20,8 @@ from typing import TypeVar
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from envserver.config import Settings
-from envserver.problems import Problem
+from envserver.problems import Problem, problem_for
+from envserver.wire import ProblemKind
 from sandbox.backends import SandboxConfig, memory_share, open_sandbox
 from sandbox.model import MODEL_MAXIMA, Limits
 from sandbox.pool import Overloaded, PoolHealth
@@ -133,18 +134,15 @@ class SandboxHost:
         sandbox = self.sandbox
         if sandbox is None:
             raise Problem(
-                503, f"the sandbox is unavailable: {self.reason}", kind="sandbox-unavailable"
+                503,
+                f"the sandbox is unavailable: {self.reason}",
+                kind=ProblemKind.SANDBOX_UNAVAILABLE,
             )
         loop = asyncio.get_running_loop()
         try:
             return await loop.run_in_executor(self._threads, fn, sandbox)
-        except SandboxInputError as exc:
-            raise Problem(422, str(exc), kind="sandbox-input") from None
-        except Overloaded as exc:
-            raise Problem(
-                429, f"the sandbox is busy ({exc}); retry later", kind="overloaded",
-                headers={"Retry-After": "1"},
-            ) from None  # fmt: skip
+        except (SandboxInputError, Overloaded) as exc:
+            raise problem_for(exc) or exc from None
 
     def collect(self) -> Iterator[Metric]:
         """Prometheus collector: the pool's counters, read at scrape time."""

@@ -9,7 +9,7 @@ from envserver.limits import LimitedRoute
 from envserver.problems import Problem, problem_responses
 from envserver.sandbox_fusion import RunCodeRequest, RunCodeResponse, to_response
 from envserver.sandbox_host import SandboxHost
-from envserver.wire import WireModel
+from envserver.wire import ProblemKind, WireModel
 from sandbox import languages
 from sandbox.model import Limits, RunRecord, RunRequest
 from sandbox.runner import MatrixRequest, MatrixResult
@@ -124,7 +124,7 @@ async def run_code(body: RunCodeRequest, request: Request) -> RunCodeResponse:
         raise Problem(
             422,
             f"{'.'.join(map(str, first['loc'][1:]))}: {first['msg']}",
-            kind="validation-error",
+            kind=ProblemKind.VALIDATION_ERROR,
             extra={"errors": errors},
         ) from None
     return to_response(await _host(request).call(lambda sandbox: sandbox.run(run)))

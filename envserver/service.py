@@ -17,14 +17,9 @@ from pydantic import BaseModel, ValidationError
 from environments.base import (
     CheapReset,
     Environment,
-    EnvironmentGone,
-    EnvironmentInputError,
-    EnvironmentUnavailable,
-    EpisodeFinished,
     Expandable,
     Expansion,
     ResetResult,
-    SingleTurnScoring,
     StepResult,
 )
 from environments.task_id import MAX_SEED, MAX_TASK_ID_LENGTH, TaskId, TaskIdError
@@ -32,10 +27,10 @@ from envserver import worker
 from envserver.auth import CALLER
 from envserver.config import Settings
 from envserver.digests import Provenance, Stamp
-from envserver.executor import Call, Executor, Outcome, Overloaded, PoolUnavailable
+from envserver.executor import Call, Executor, Outcome, PoolUnavailable
 from envserver.metrics import Metrics
-from envserver.problems import Problem
-from envserver.registry import Disabled, Registry, UnknownEnvironment, UnknownVerifier
+from envserver.problems import ITEM_KINDS, Problem, problem_for
+from envserver.registry import Registry
 from envserver.stats import Attempt, Label, Recorder, Task
 from envserver.tokens import StateTokens, TokenError
 from envserver.wire import (
@@ -43,6 +38,7 @@ from envserver.wire import (
     ExpandRequest,
     ExpandResponse,
     ExpansionReply,
+    ProblemKind,
     ResetRequest,
     ResetResponse,
     StepRequest,
@@ -52,24 +48,19 @@ from envserver.wire import (
     VerifyResponse,
     VerifyResult,
 )
-from verifiers.base import Unavailable, Verifier
+from sandbox.pool import Overloaded
+from verifiers.base import Verifier
 from verifiers.score import Score
 
 log = logging.getLogger("envserver")
+REFUSED = "refused"
+"""The metrics' status of an item a batch refused (``ITEM_KINDS``): not scored, not failed."""
 T = TypeVar("T")
 R = TypeVar("R", ResetResult, StepResult)
 
 
 def _where(index: int | None, *loc: str) -> str:
     return ".".join(([f"items.{index}"] if index is not None else []) + list(loc))
-
-
-def unavailable_problem(detail: str, why: Unavailable) -> Problem:
-    """503 for what this server cannot serve because of its configuration: not the caller's
-    fault, and not worth retrying until the fix (also given as ``fix``) is applied."""
-    return Problem(
-        503, detail, kind="environment-unavailable", extra={"reason": why.reason, "fix": why.fix}
-    )
 
 
 def _validate_options(
@@ -86,7 +77,7 @@ def _validate_options(
         raise Problem(
             422,
             f"{_where(index, *first['loc'])}: {first['msg']}",
-            kind="invalid-options",
+            kind=ProblemKind.INVALID_OPTIONS,
             extra={"errors": errors},
         ) from None
 
@@ -131,32 +122,28 @@ class Service:
     # --- lookups -------------------------------------------------------------------------------
 
     def env(self, env_id: str) -> Environment:
-        """The environment; a 404 problem for an unknown one, 503 for a disabled one."""
+        """The environment; a 404 problem for an unknown one, 410 for a retired one, 503 for
+        a disabled one."""
         try:
             return self.registry.env(env_id)
-        except Disabled as exc:
-            raise unavailable_problem(str(exc), exc.why) from None
-        except UnknownEnvironment as exc:
-            raise Problem(404, str(exc), kind="unknown-environment") from None
-        except EnvironmentGone as exc:
-            raise Problem(410, str(exc), kind="environment-gone") from None
+        except LookupError as exc:
+            raise problem_for(exc) or exc from None
 
     def verifier(self, name: str) -> Verifier:
         """The verifier; a 404 problem for an unknown one, 503 for a disabled one."""
         try:
             return self.registry.verifier(name)
-        except Disabled as exc:
-            raise unavailable_problem(str(exc), exc.why) from None
-        except UnknownVerifier as exc:
-            raise Problem(404, str(exc), kind="unknown-verifier") from None
+        except LookupError as exc:
+            raise problem_for(exc) or exc from None
 
     def label(self, name: str) -> str:
         """``name`` as a metrics label: an environment or verifier the registry holds (or
-        ``mixed``) as is; an environment a family adds while serving (``<family>/<name>``: they
-        come and go without bound) as its family's ``<family>/*``, so the series stay bounded."""
+        ``mixed``) as is; an environment a family adds while serving (they come and go without
+        bound) as its family's ``<family>/*`` (the declaration whose namespace holds it), so
+        the series stay bounded."""
         if name in self.registry.envs or name in self.registry.verifiers or name == "mixed":
             return name
-        return f"{name.split('/', maxsplit=1)[0]}/*"
+        return f"{self.registry.family_of(name) or 'unknown'}/*"
 
     def _timeout(self, requested: float | None, default: float) -> float:
         return min(requested or default, self.settings.max_item_timeout_s)
@@ -166,23 +153,21 @@ class Service:
             raise Problem(
                 413,
                 f"{size} items in one request; the limit is {self.settings.max_batch_items}",
-                kind="batch-too-large",
+                kind=ProblemKind.BATCH_TOO_LARGE,
             )
 
     def _task(self, text: str, index: int | None) -> tuple[Environment, TaskId, BaseModel]:
         try:
             task = TaskId.parse(text)
         except TaskIdError as exc:
-            raise Problem(
-                400, f"{_where(index, 'task_id')}: {exc}", kind="malformed-task-id"
-            ) from None
+            raise problem_for(exc, _where(index, "task_id")) or exc from None
         env = self.env(task.env)
         if task.version != env.spec.version:
             raise Problem(
                 404,
                 f"{_where(index, 'task_id')}: task {text!r} is for {task.env}@{task.version}; "
                 f"this server serves {task.env}@{env.spec.version}",
-                kind="unknown-task",
+                kind=ProblemKind.UNKNOWN_TASK,
             )
         try:
             options = env.spec.options_model.model_validate(task.options)
@@ -192,7 +177,7 @@ class Service:
                 400,
                 f"{_where(index, 'task_id')}: option {'.'.join(map(str, first['loc']))}: "
                 f"{first['msg']}",
-                kind="malformed-task-id",
+                kind=ProblemKind.MALFORMED_TASK_ID,
             ) from None
         return env, task, options
 
@@ -211,11 +196,7 @@ class Service:
         try:
             state, label = self.tokens.open_labelled(token, env.spec.id, env.spec.version)
         except TokenError as exc:
-            raise Problem(
-                403 if exc.forbidden else 400,
-                f"{_where(index, 'state')}: {exc.detail}",
-                kind=exc.kind,
-            ) from None
+            raise problem_for(exc, _where(index, "state")) or exc from None
         return state, (Label.opened(label) if label is not None else None)
 
     def _issue(self, env: Environment, state: Any, label: Label | None = None) -> str:
@@ -223,7 +204,9 @@ class Service:
             sealed = label.sealed() if label is not None else None
             return self.tokens.issue(env.spec.id, env.spec.version, state, sealed)
         except (TypeError, ValueError) as exc:  # a family bug: its state is not JSON or too big
-            raise Problem(500, f"{env.spec.id} produced an unusable state: {exc}") from None
+            raise Problem(
+                500, f"{env.spec.id} produced an unusable state: {exc}", kind=ProblemKind.INTERNAL
+            ) from None
 
     def env_stamp(self, env: Environment) -> Stamp:
         """Who scores ``env``'s tasks and steps, and the digest of its source and data."""
@@ -243,26 +226,15 @@ class Service:
         try:
             async with asyncio.timeout(self.settings.request_timeout_s):
                 outcomes = await self.executor.run(calls)
-        except Overloaded as exc:
-            self.metrics.rejected.inc(len(calls))
-            raise Problem(
-                429,
-                f"the server is busy ({exc}); retry later",
-                kind="overloaded",
-                headers={"Retry-After": str(exc.retry_after_s)},
-            ) from None
-        except PoolUnavailable as exc:
-            raise Problem(
-                503,
-                f"no pool worker can run the work now ({exc}); retry shortly",
-                kind="unavailable",
-                headers={"Retry-After": str(exc.retry_after_s)},
-            ) from None
+        except (Overloaded, PoolUnavailable) as exc:
+            if isinstance(exc, Overloaded):
+                self.metrics.rejected.inc(len(calls))
+            raise problem_for(exc) or exc from None
         except TimeoutError:
             raise Problem(
                 504,
                 f"the request did not finish within {self.settings.request_timeout_s:g} s",
-                kind="request-timeout",
+                kind=ProblemKind.REQUEST_TIMEOUT,
             ) from None
         for outcome in outcomes:
             if outcome.status != "ok":
@@ -271,31 +243,22 @@ class Service:
         return outcomes
 
     @staticmethod
-    def _client_error(outcome: Outcome[Any], index: int | None) -> None:
-        # Exceptions that mean the caller's input was unusable are request errors, not items.
-        if isinstance(outcome.raised, EpisodeFinished):
-            raise Problem(
-                409, f"{_where(index, 'state')}: {outcome.raised}", kind="episode-finished"
-            )
-        if isinstance(outcome.raised, EnvironmentInputError):
-            raise Problem(400, f"{_where(index)}: {outcome.raised}".lstrip(": "), kind="bad-input")
-        # The server found the environment, the worker did not (or no longer): the request
-        # names what is not served there, a 404 or 410 like the server's own lookup, never an
-        # item with status error and no state.
-        if isinstance(outcome.raised, UnknownEnvironment):
-            raise Problem(404, str(outcome.raised), kind="unknown-environment")
-        if isinstance(outcome.raised, EnvironmentGone):
-            raise Problem(410, str(outcome.raised), kind="environment-gone")
-        if isinstance(outcome.raised, EnvironmentUnavailable):
-            raise unavailable_problem(
-                f"{_where(index)}: {outcome.raised}".lstrip(": "), outcome.raised.why
-            )
-        if outcome.raised is not None:
-            log.error(
-                "a family raised: %s\n%s",
-                outcome.detail,
-                getattr(outcome.raised, "traceback", ""),
-            )
+    def _refused(outcome: Outcome[Any], batch: bool) -> Problem | None:
+        """The problem of an item whose call raised one of ``PROBLEMS``: in a batch, the item's
+        own (``ITEM_KINDS``: its episode had ended, its input is refused) is returned for the
+        item to carry; any other (the worker no longer finds the environment: a 404 or 410
+        like the server's own lookup) is the request's, and raised. A family's bug is logged
+        and its item fails with status error."""
+        raised = outcome.raised
+        if raised is None:
+            return None
+        problem = problem_for(raised)
+        if problem is None:
+            log.error("a family raised: %s\n%s", outcome.detail, getattr(raised, "traceback", ""))
+            return None
+        if batch and problem.kind in ITEM_KINDS:
+            return problem
+        raise problem
 
     # --- episodes ------------------------------------------------------------------------------
 
@@ -335,7 +298,7 @@ class Service:
                     raise Problem(
                         400,
                         f"{_where(where, 'task_id')}: the task is {task.env!r}'s, not {env_id!r}'s",
-                        kind="foreign-task",
+                        kind=ProblemKind.FOREIGN_TASK,
                     )
                 plans.append((task.seed, options))
             else:
@@ -365,7 +328,14 @@ class Service:
         outcomes: list[Outcome[Any]] = await self._run("reset", env_id, calls)
         responses: list[tuple[ResetResponse, View | None]] = []
         for index, ((seed, options), outcome) in enumerate(zip(plans, outcomes, strict=True)):
-            self._client_error(outcome, index if batch else None)
+            refused = self._refused(outcome, batch)
+            if refused is not None:
+                self.metrics.items.labels("reset", self.label(env_id), REFUSED).inc()
+                item = ResetResponse(
+                    status="error", detail=refused.detail, problem=refused.document()
+                )
+                responses.append((item, None))
+                continue
             self.metrics.items.labels("reset", self.label(env_id), outcome.status).inc()
             if outcome.value is None:
                 responses.append(
@@ -414,15 +384,17 @@ class Service:
         outcomes: list[Outcome[Any]] = await self._run("step", env_id, calls)
         responses: list[tuple[StepResponse, View | None]] = []
         for index, (request, outcome) in enumerate(zip(requests, outcomes, strict=True)):
-            self._client_error(outcome, index if batch else None)
+            refused = self._refused(outcome, batch)
             if outcome.value is None:
-                self.metrics.scored("step", self.label(env_id), outcome.status, None, "")
+                status = REFUSED if refused is not None else outcome.status
+                self.metrics.scored("step", self.label(env_id), status, None, "")
                 failed = StepResponse(
                     status=outcome.status,
-                    detail=outcome.detail,
+                    detail=refused.detail if refused is not None else outcome.detail,
                     state=request.state,
                     scorer=stamp.scorer,
                     digest=stamp.digest,
+                    problem=refused.document() if refused is not None else None,
                 )
                 responses.append((failed, None))
                 continue
@@ -444,6 +416,7 @@ class Service:
                 observation=result.observation,
                 reward=score.reward,
                 components=score.components,
+                metrics=score.metrics,
                 terminated=result.terminated,
                 truncated=result.truncated,
                 state=self._issue(env, result.state, label),
@@ -461,7 +434,7 @@ class Service:
             raise Problem(
                 400,
                 f"{env_id} does not support expand (it is not a tree search environment)",
-                kind="not-expandable",
+                kind=ProblemKind.NOT_EXPANDABLE,
             )
         state, label = self._open(request.state, env, None)
         stamp = self.env_stamp(env)
@@ -472,7 +445,7 @@ class Service:
             cost_key=env_id,
         )
         outcome: Outcome[list[Expansion]] = (await self._run("expand", env_id, [call]))[0]
-        self._client_error(outcome, None)
+        self._refused(outcome, batch=False)
         self.metrics.items.labels("expand", self.label(env_id), outcome.status).inc()
         if outcome.value is None:
             return ExpandResponse(
@@ -510,12 +483,12 @@ class Service:
     def _verify_call(self, request: VerifyRequest, item: VerifyItem, index: int) -> _Planned:
         if item.task_id is not None:
             env, task, options = self._task(item.task_id, index)
-            if not isinstance(env, SingleTurnScoring):
+            if env.spec.kind != "single_turn":
                 raise Problem(
                     400,
                     f"items.{index}.task_id: {task.env} is a multi-turn environment; "
                     "drive it with reset/step",
-                    kind="not-single-turn",
+                    kind=ProblemKind.NOT_SINGLE_TURN,
                 )
             timeout = self._timeout(request.timeout_s, env.spec.timeout_s)
             args: tuple[Any, ...] = (
@@ -530,7 +503,7 @@ class Service:
             raise Problem(
                 422,
                 f"items.{index}: an item with a reference needs the request's 'verifier'",
-                kind="validation-error",
+                kind=ProblemKind.VALIDATION_ERROR,
             )
         check = self.verifier(request.verifier)
         options = _validate_options(
@@ -553,15 +526,16 @@ class Service:
         counted = self.recorder is not None and request.run is not None
         owner = CALLER.get()
         results = []
-        for index, (item, plan, outcome) in enumerate(
-            zip(request.items, planned, outcomes, strict=True)
-        ):
-            self._client_error(outcome, index)
+        for item, plan, outcome in zip(request.items, planned, outcomes, strict=True):
+            refused = self._refused(outcome, batch=True)
             score = outcome.value or Score(
-                None, outcome.status if outcome.status != "ok" else "error", detail=outcome.detail
+                None,
+                outcome.status if outcome.status != "ok" else "error",
+                detail=refused.detail if refused is not None else outcome.detail,
             )
+            status = REFUSED if refused is not None else score.status
             self.metrics.scored(
-                "verify", self.label(plan.target), score.status, score.reward, item.response
+                "verify", self.label(plan.target), status, score.reward, item.response
             )
             if counted and plan.task is not None and score.reward is not None:
                 env, seed, options = plan.task
@@ -572,11 +546,13 @@ class Service:
                     reward=score.reward,
                     status=score.status,
                     components=score.components,
+                    metrics=score.metrics,
                     detail=score.detail,
                     extra=score.extra,
                     latency_ms=round(outcome.seconds * 1000, 3),
                     scorer=plan.stamp.scorer,
                     digest=plan.stamp.digest,
+                    problem=refused.document() if refused is not None else None,
                 )
             )
         return VerifyResponse(results=results)

@@ -48,6 +48,7 @@ from envserver.wire import (
     BatchStepRequest,
     BatchStepResponse,
     ExpandRequest,
+    ProblemKind,
     ResetRequest,
     StepRequest,
     VerifyRequest,
@@ -118,7 +119,7 @@ def route(path: str) -> tuple[str, str, Handler]:
         404,
         f"path {path[:200]!r} is none of the routes a stream carries: POST "
         "/v1/envs/<env>/reset, /step, /reset/batch, /step/batch, /expand, and /v1/verify",
-        kind="unknown-route",
+        kind=ProblemKind.UNKNOWN_ROUTE,
     )
 
 
@@ -135,7 +136,9 @@ def _leading_id(frame: bytes) -> Any:
 
 def _request_id(envelope: Any) -> Any:
     if not isinstance(envelope, dict):
-        raise Problem(400, "a frame is a JSON object: {id, path, body}", kind="malformed-frame")
+        raise Problem(
+            400, "a frame is a JSON object: {id, path, body}", kind=ProblemKind.MALFORMED_FRAME
+        )
     request_id = envelope.get("id")
     text = isinstance(request_id, str) and len(request_id) <= MAX_ID_CHARS
     number = isinstance(request_id, int) and not isinstance(request_id, bool)
@@ -143,7 +146,7 @@ def _request_id(envelope: Any) -> Any:
         raise Problem(
             400,
             f"a frame's id is a string of at most {MAX_ID_CHARS} characters or a 64-bit integer",
-            kind="malformed-frame",
+            kind=ProblemKind.MALFORMED_FRAME,
         )
     return request_id
 
@@ -156,7 +159,7 @@ def _call(envelope: dict[str, Any]) -> tuple[str, str, Handler, Any]:
             400,
             "a frame holds id, path and body, nothing else"
             + (f" (not {', '.join(sorted(unknown))})" if unknown else ""),
-            kind="malformed-frame",
+            kind=ProblemKind.MALFORMED_FRAME,
         )
     template, env_id, handler = route(path)
     return template, env_id, handler, envelope["body"]
@@ -207,7 +210,7 @@ class _Socket:
                     raise Problem(
                         413,
                         f"frame exceeds {self.service.settings.max_body_bytes} bytes",
-                        kind="body-too-large",
+                        kind=ProblemKind.BODY_TOO_LARGE,
                     )
                 envelope = self._parse(frame)
                 request_id = _request_id(envelope)
@@ -220,14 +223,14 @@ class _Socket:
             except Problem as problem:
                 status = problem.status
                 headers = {k.lower(): v for k, v in (problem.headers or {}).items()}
-                payload = orjson.dumps(
-                    problem_body(status, problem.detail, kind=problem.kind, extra=problem.extra)
-                ).decode()
+                payload = orjson.dumps(problem.body()).decode()
             except Exception:
                 log.exception("unhandled error on a stream call to %s", template)
                 status = 500
                 payload = orjson.dumps(
-                    problem_body(500, "internal error (a bug: please report it)", kind="internal")
+                    problem_body(
+                        500, "internal error (a bug: please report it)", kind=ProblemKind.INTERNAL
+                    )
                 ).decode()
             extra = f',"headers":{orjson.dumps(headers).decode()}' if headers else ""
             text = (
@@ -246,7 +249,9 @@ class _Socket:
         try:
             return parse_body(frame)
         except ValueError:
-            raise Problem(400, "the frame is not valid JSON", kind="malformed-json") from None
+            raise Problem(
+                400, "the frame is not valid JSON", kind=ProblemKind.MALFORMED_JSON
+            ) from None
 
     async def _send(self, text: str) -> None:
         if not self.open:

@@ -51,6 +51,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCMSIV
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from envserver.wire import ProblemKind
+
 TOKEN_PREFIX = "est2"  # noqa: S105 - a format tag, not a secret
 RETIRED_PREFIXES = {"est1": "readable JSON, only signed"}
 """Earlier token formats, refused with a message that says so rather than as garbage."""
@@ -71,7 +73,7 @@ def padded_size(size: int, limit: int) -> int:
 class TokenError(ValueError):
     """A token that cannot be opened. ``kind`` names why, for the problem type."""
 
-    def __init__(self, kind: str, detail: str, *, forbidden: bool) -> None:
+    def __init__(self, kind: ProblemKind, detail: str, *, forbidden: bool) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
@@ -157,7 +159,7 @@ class StateTokens:
         parts = token.split(".")
         if parts[0] in RETIRED_PREFIXES:
             raise TokenError(
-                "stale-token",
+                ProblemKind.STALE_TOKEN,
                 f"state token is in the retired format {parts[0]!r} "
                 f"({RETIRED_PREFIXES[parts[0]]}); this server issues sealed {TOKEN_PREFIX!r} "
                 "tokens: reset the episode (by its task id to replay it) for a new one",
@@ -165,7 +167,7 @@ class StateTokens:
             )
         if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
             raise TokenError(
-                "malformed-token",
+                ProblemKind.MALFORMED_TOKEN,
                 f"not a state token: expected '{TOKEN_PREFIX}.<sealed state>.<nonce>'",
                 forbidden=False,
             )
@@ -173,23 +175,23 @@ class StateTokens:
             sealed, nonce = _b64decode(parts[1]), _b64decode(parts[2])
         except (ValueError, binascii.Error):
             raise TokenError(
-                "malformed-token", "state token is not valid base64url", forbidden=False
+                ProblemKind.MALFORMED_TOKEN, "state token is not valid base64url", forbidden=False
             ) from None
         if len(sealed) - _TAG_SIZE > self._max_state_bytes:
             # Refused before decrypting: no state this server issues is that large.
             raise TokenError(
-                "malformed-token", "state token payload is unreadable", forbidden=False
+                ProblemKind.MALFORMED_TOKEN, "state token payload is unreadable", forbidden=False
             )
         document = self._unseal(sealed, nonce)
         if document.get("env") != env_id:
             raise TokenError(
-                "foreign-token",
+                ProblemKind.FOREIGN_TOKEN,
                 f"state token belongs to environment {document.get('env')!r}, not {env_id!r}",
                 forbidden=True,
             )
         if document.get("version") != env_version:
             raise TokenError(
-                "stale-token",
+                ProblemKind.STALE_TOKEN,
                 f"state token was issued by {env_id}@{document.get('version')}; this server runs "
                 f"{env_id}@{env_version}",
                 forbidden=True,
@@ -208,7 +210,7 @@ class StateTokens:
                 except InvalidTag:
                     continue
         if plain is None:
-            raise TokenError("invalid-token-signature", _REFUSED, forbidden=True)
+            raise TokenError(ProblemKind.INVALID_TOKEN_SIGNATURE, _REFUSED, forbidden=True)
         try:
             document = json.loads(plain)
         except ValueError:
@@ -216,6 +218,6 @@ class StateTokens:
         if not isinstance(document, dict) or "state" not in document:
             # Authentic but not ours in shape: only someone holding a secret could make one.
             raise TokenError(
-                "malformed-token", "state token payload is unreadable", forbidden=False
+                ProblemKind.MALFORMED_TOKEN, "state token payload is unreadable", forbidden=False
             )
         return document

@@ -6,6 +6,7 @@ Light on purpose: clients import this module, so it depends on pydantic alone (a
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -41,6 +42,15 @@ SCORER = (
 DIGEST = (
     "A digest of the source and data of the scorer's family (its modules and the project "
     "modules they import, its data files): it changes whenever what scores could."
+)
+COMPONENTS = (
+    "The parts the reward is made of, by name (the scorer's catalogue entry lists them): what "
+    "a trainer may shape or log as parts of the reward."
+)
+METRICS = (
+    "Diagnostics recorded beside the reward (tests run, the index of the first failure, "
+    "whether the reference is a tautology): never part of it (the scorer's catalogue entry "
+    "lists them)."
 )
 
 
@@ -79,6 +89,141 @@ class ChatMessage(WireReply):
 Observation = str | list[ChatMessage]
 
 
+# --- problems --------------------------------------------------------------------------------
+
+
+class ProblemKind(StrEnum):
+    """Every kind of error the server answers with: the last segment of a problem document's
+    ``type`` URI, also its ``kind`` member. Stable across servers: clients branch on it.
+
+    The request: ``bad-request`` (malformed framing, or a 400 a family's route raises),
+    ``malformed-json``, ``unsupported-media-type``, ``body-too-large``, ``too-deep``,
+    ``non-finite-number``, ``validation-error`` (the schema), ``invalid-options``,
+    ``batch-too-large``, ``malformed-frame`` (a stream frame). Tasks and episodes:
+    ``malformed-task-id``, ``unknown-task`` (another version), ``foreign-task``, ``no-task-ids``,
+    ``not-single-turn``, ``not-expandable``, ``bad-input`` (the environment refuses the action or
+    state's content), ``episode-finished``. State tokens: ``no-state-token``,
+    ``malformed-token``, ``invalid-token-signature``, ``foreign-token``, ``stale-token``. Keys:
+    ``unauthorized``, ``forbidden``. What a request names: ``unknown-environment``,
+    ``unknown-verifier``, ``unknown-route`` (a stream frame's path), ``not-found`` (no such route,
+    or an id a family's route does not know), ``method-not-allowed``, ``conflict``, ``gone``,
+    ``environment-gone`` (retired). The sandbox routes: ``sandbox-input``,
+    ``sandbox-unavailable``. Capacity: ``overloaded`` (429: retry after ``Retry-After``),
+    ``unavailable`` (503: retry), ``environment-unavailable`` (503: not served here, see
+    ``reason`` and ``fix``; retrying cannot help), ``request-timeout`` (504). A bug:
+    ``internal``.
+    """
+
+    BAD_REQUEST = "bad-request"
+    MALFORMED_JSON = "malformed-json"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported-media-type"
+    BODY_TOO_LARGE = "body-too-large"
+    TOO_DEEP = "too-deep"
+    NON_FINITE_NUMBER = "non-finite-number"
+    VALIDATION_ERROR = "validation-error"
+    INVALID_OPTIONS = "invalid-options"
+    BATCH_TOO_LARGE = "batch-too-large"
+    MALFORMED_FRAME = "malformed-frame"
+    MALFORMED_TASK_ID = "malformed-task-id"
+    UNKNOWN_TASK = "unknown-task"
+    FOREIGN_TASK = "foreign-task"
+    NO_TASK_IDS = "no-task-ids"
+    NOT_SINGLE_TURN = "not-single-turn"
+    NOT_EXPANDABLE = "not-expandable"
+    BAD_INPUT = "bad-input"
+    EPISODE_FINISHED = "episode-finished"
+    NO_STATE_TOKEN = "no-state-token"  # noqa: S105 - a kind, not a secret
+    MALFORMED_TOKEN = "malformed-token"  # noqa: S105 - a kind, not a secret
+    INVALID_TOKEN_SIGNATURE = "invalid-token-signature"  # noqa: S105 - a kind, not a secret
+    FOREIGN_TOKEN = "foreign-token"  # noqa: S105 - a kind, not a secret
+    STALE_TOKEN = "stale-token"  # noqa: S105 - a kind, not a secret
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    UNKNOWN_ENVIRONMENT = "unknown-environment"
+    UNKNOWN_VERIFIER = "unknown-verifier"
+    UNKNOWN_ROUTE = "unknown-route"
+    NOT_FOUND = "not-found"
+    METHOD_NOT_ALLOWED = "method-not-allowed"
+    CONFLICT = "conflict"
+    GONE = "gone"
+    ENVIRONMENT_GONE = "environment-gone"
+    SANDBOX_INPUT = "sandbox-input"
+    SANDBOX_UNAVAILABLE = "sandbox-unavailable"
+    OVERLOADED = "overloaded"
+    UNAVAILABLE = "unavailable"
+    ENVIRONMENT_UNAVAILABLE = "environment-unavailable"
+    REQUEST_TIMEOUT = "request-timeout"
+    INTERNAL = "internal"
+
+    @classmethod
+    def of_status(cls, status: int) -> ProblemKind:
+        """The kind of an error that names none but its status (a bare HTTP exception: no
+        route, a wrong method, a family route's 404)."""
+        return _STATUS_KINDS.get(status, cls.BAD_REQUEST if status < 500 else cls.INTERNAL)
+
+
+_STATUS_KINDS = {
+    400: ProblemKind.BAD_REQUEST,
+    401: ProblemKind.UNAUTHORIZED,
+    403: ProblemKind.FORBIDDEN,
+    404: ProblemKind.NOT_FOUND,
+    405: ProblemKind.METHOD_NOT_ALLOWED,
+    409: ProblemKind.CONFLICT,
+    410: ProblemKind.GONE,
+    413: ProblemKind.BODY_TOO_LARGE,
+    415: ProblemKind.UNSUPPORTED_MEDIA_TYPE,
+    422: ProblemKind.VALIDATION_ERROR,
+    429: ProblemKind.OVERLOADED,
+    503: ProblemKind.UNAVAILABLE,
+    504: ProblemKind.REQUEST_TIMEOUT,
+}
+PROBLEM_BASE = "https://envserver.dev/problems/"
+"""A problem document's ``type`` is this followed by its kind."""
+
+
+class FieldError(BaseModel):
+    """One reason a request was refused: where (``loc``: body, query or path, then the field
+    path), what, and the error's type."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class ProblemDocument(BaseModel):
+    """An error (RFC 9457). ``kind`` (the last segment of ``type``) is what to branch on. Some
+    problems carry more members: ``errors`` (400 malformed JSON, 422), ``reason`` and ``fix``
+    (503 ``environment-unavailable``)."""
+
+    model_config = ConfigDict(extra="allow", title="Problem")
+
+    type: str = Field(description="A URI whose last segment is the kind of error.")
+    kind: Annotated[ProblemKind | str, Field(union_mode="left_to_right")] = Field(
+        description="The kind of error (the last segment of type). A client reading a newer "
+        "server may meet a kind it does not know: it gets the text."
+    )
+    title: str = Field(description="The HTTP status phrase.")
+    status: int = Field(description="The HTTP status code.")
+    detail: str = Field(description="What went wrong, for a person; never reveals a reference.")
+    errors: list[FieldError] | None = Field(None, description="Every field that was refused.")
+
+
+class ValidationProblemDocument(ProblemDocument):
+    """A request the schema or the options refuse (422): ``errors`` lists every field."""
+
+    model_config = ConfigDict(extra="allow", title="ValidationProblem")
+
+    errors: list[FieldError] = Field(description="Every field that was refused.")
+
+
+ITEM_PROBLEM = (
+    "Set when the server refused this item of a batch (its episode had ended, the environment "
+    "refused its input): the problem document the same call alone answers with. The item's "
+    "status is then error and it has no reward; retrying the same item cannot help. The rest "
+    "of the batch is answered as usual."
+)
+
+
 # --- catalogue -------------------------------------------------------------------------------
 
 
@@ -111,6 +256,11 @@ class VerifierInfo(WireReply):
         default_factory=list,
         description="Every component a score of this verifier may carry (a score carries a "
         "subset: none when the response was unreadable).",
+    )
+    metrics: list[str] = Field(
+        default_factory=list,
+        description="Every metric a score of this verifier may carry (diagnostics, not parts "
+        "of the reward; a score carries a subset).",
     )
 
 
@@ -164,6 +314,7 @@ class ResetResponse(WireReply):
     state: str | None = None
     task_id: str | None = None
     info: dict[str, Any] = Field(default_factory=dict)
+    problem: ProblemDocument | None = Field(None, description=ITEM_PROBLEM)
 
 
 class StepRequest(WireModel):
@@ -181,13 +332,15 @@ class StepResponse(WireReply):
     detail: str = ""
     observation: Observation | None = None
     reward: float | None = None
-    components: dict[str, float] = Field(default_factory=dict)
+    components: dict[str, float] = Field(default_factory=dict, description=COMPONENTS)
+    metrics: dict[str, float] = Field(default_factory=dict, description=METRICS)
     terminated: bool = False
     truncated: bool = False
     state: str | None = None
     info: dict[str, Any] = Field(default_factory=dict)
     scorer: str = Field("", description=SCORER)
     digest: str = Field("", description=DIGEST)
+    problem: ProblemDocument | None = Field(None, description=ITEM_PROBLEM)
 
 
 class BatchResetRequest(WireModel):
@@ -295,12 +448,14 @@ class VerifyResult(WireReply):
     id: str | None = None
     reward: float | None
     status: Status
-    components: dict[str, float] = Field(default_factory=dict)
+    components: dict[str, float] = Field(default_factory=dict, description=COMPONENTS)
+    metrics: dict[str, float] = Field(default_factory=dict, description=METRICS)
     detail: str = ""
     extra: dict[str, Any] = Field(default_factory=dict)
     latency_ms: float = 0.0
     scorer: str = Field("", description=SCORER)
     digest: str = Field("", description=DIGEST)
+    problem: ProblemDocument | None = Field(None, description=ITEM_PROBLEM)
 
 
 class VerifyResponse(WireReply):
@@ -415,6 +570,19 @@ class CurriculumReport(WireReply):
 # --- operations ------------------------------------------------------------------------------
 
 
+class QueueHealth(WireReply):
+    """A family's job queue in ``/readyz``."""
+
+    name: str = Field(description="The queue (evo/admission).")
+    queued: int = Field(description="Jobs waiting for a worker, on any replica.")
+    running: int = Field(description="Jobs a worker holds now, on any replica.")
+    oldest_s: float = Field(description="Age of the oldest job, queued or running (0: none).")
+    limit: int = Field(description="The most jobs the queue takes; more are refused with 429.")
+    workers: int = Field(description="This process's workers taking jobs from it.")
+    busy: int = Field(description="Of them, those running a job now.")
+    problem: str = Field("", description="Why the queue could not be read (its store is down).")
+
+
 class Health(WireReply):
     """``/healthz`` and ``/readyz``."""
 
@@ -463,4 +631,9 @@ class Health(WireReply):
         None,
         description="/readyz: the cores and memory the server sized itself for, and the sizes "
         "(server processes and pool workers left unset are chosen from them).",
+    )
+    queues: list[QueueHealth] = Field(
+        default_factory=list,
+        description="/readyz: the families' job queues (EvoEnv's admissions): what they hold "
+        "in their store (every replica sharing it) and this process's workers.",
     )

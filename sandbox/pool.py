@@ -52,7 +52,13 @@ class WorkerLost(Exception):
 
 
 class Overloaded(Exception):
-    """Every worker is busy and the wait queue is full."""
+    """A bounded queue is full (the sandbox's workers, the server's pool): the caller should
+    retry after ``retry_after_s`` seconds. The one such exception of the project: the server
+    answers it with 429 and ``Retry-After``."""
+
+    def __init__(self, message: str, retry_after_s: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 class Worker(Protocol):

@@ -64,11 +64,10 @@ def test_process_rewards_sum_to_one_on_a_won_episode(mode: Any) -> None:
         results = episode(options, 9, detour)
         assert math.isclose(sum(r.score.reward or 0 for r in results), 1.0), task_type
         for r in results:
-            assert {"won", "subgoals", "subgoal", "progress", "expert_distance"} <= set(
-                r.score.components
-            )
+            assert {"won", "subgoal", "progress"} <= set(r.score.components)
+            assert {"subgoals", "expert_distance"} <= set(r.score.metrics)
             assert r.score.reward == r.score.components[mode]
-        assert results[-1].score.components["expert_distance"] == 0.0
+        assert results[-1].score.metrics["expert_distance"] == 0.0
         assert results[1].score.components["progress"] == 0.0  # inventory changes nothing
 
 
@@ -80,7 +79,7 @@ def test_a_detour_costs_progress() -> None:
                  c != first.info["expert_plan"][0])  # fmt: skip
     result = ENV.step(first.state, wrong)
     assert result.score.reward is not None
-    assert result.score.components["expert_distance"] >= len(first.info["expert_plan"]) - 1
+    assert result.score.metrics["expert_distance"] >= len(first.info["expert_plan"]) - 1
 
 
 def test_unknown_commands_say_nothing_happens_and_count_toward_the_limit() -> None:

@@ -67,6 +67,7 @@ def test_served_steps_match_the_environment_in_process(http: httpx.Client) -> No
         assert body["observation"] == mine.observation
         assert (body["reward"], body["status"]) == (mine.score.reward, mine.score.status)
         assert body["components"] == mine.score.components
+        assert body["metrics"] == mine.score.metrics
         assert body["info"]["admissible_commands"] == mine.info["admissible_commands"]
         token, state = body["state"], mine.state
     replay = _ok(http.post("/v1/envs/alfworld/reset", json={"task_id": served["task_id"]}))

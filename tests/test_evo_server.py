@@ -205,7 +205,7 @@ def test_an_evo_construct_episode_with_a_valid_submission_earns_a_positive_rewar
         ).json()
         assert step["status"] == "ok", step
         assert step["reward"] > 0 and step["terminated"]
-        assert step["components"]["stages_passed"] == 1.0
+        assert step["metrics"]["stages_passed"] == 1.0
         assert [r["stage"] for r in step["info"]["reports"]] == ["L1", "L2", "L3", "L4", "L5"]
         # A module that the pipeline rejects: reward 0, with the stage.
         reset = http.post("/v1/envs/evo/construct/reset", json={"seed": 5}).json()

@@ -132,14 +132,14 @@ def test_solver_matches_enumeration_on_small_graphs() -> None:
 
 def test_a_balanced_bisection_is_valued_by_its_cut() -> None:
     result = _score(SQUARE, "[[0, 1], [2, 3]]")
-    assert (result.status, result.reward, result.components["objective"]) == ("ok", 1.0, 3.0)
-    assert _score(SQUARE, "[[2, 3], [1, 0]]").components["objective"] == 3.0  # order is free
+    assert (result.status, result.reward, result.metrics["objective"]) == ("ok", 1.0, 3.0)
+    assert _score(SQUARE, "[[2, 3], [1, 0]]").metrics["objective"] == 3.0  # order is free
     assert _score(SQUARE, "([0, 1], [2, 3])").reward == 1.0
     assert _score(SQUARE, "[0, 1], [2, 3]").reward == 1.0  # outer brackets left out
     assert _score(SQUARE, "[[0, 3], [1, 2]]").reward == pytest.approx(3 / 12)
     # Odd node count: parts may differ by one, in either order.
     for answer in ("[[0, 1], [2, 3, 4]]", "[[0, 1, 2], [3, 4]]"):
-        assert _score(PATH, answer, 1.0).components["objective"] == 1.0
+        assert _score(PATH, answer, 1.0).metrics["objective"] == 1.0
 
 
 @pytest.mark.parametrize(

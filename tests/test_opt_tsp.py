@@ -146,7 +146,7 @@ def test_greedy_is_always_feasible(level: Level) -> None:
         result = score(instance, answer, 1.0)  # any positive reference: only feasibility here
         assert result.status == "ok", result
         assert result.components["feasible"] == 1.0
-        assert result.components["objective"] == length(instance, tour)
+        assert result.metrics["objective"] == length(instance, tour)
 
 
 def test_the_example_optimum_matches_held_karp() -> None:

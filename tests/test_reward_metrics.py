@@ -51,7 +51,7 @@ def test_a_long_response_costs_its_ends_only_and_differs_by_length() -> None:
 def test_labels_stay_bounded_for_environments_that_come_and_go() -> None:
     service = cast(Service, SimpleNamespace(registry=discover()))
     assert Service.label(service, "math") == "math"
-    assert Service.label(service, "sva.equivalence") == "sva.equivalence"
+    assert Service.label(service, "sva.nl2sva") == "sva.nl2sva"
     assert Service.label(service, "evo/zero_one_knapsack") == "evo/*"
     assert Service.label(service, "evo/another_one") == "evo/*"
     assert Service.label(service, "mixed") == "mixed"

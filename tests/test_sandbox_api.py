@@ -190,12 +190,8 @@ def test_code_verifier_over_http(base_url: str) -> None:
     assert right["status"] == "ok" and right["reward"] == 1.0
     half = _verify(base_url, "```python\nprint(3)\n```", reference)
     assert half["reward"] == 0.5
-    assert half["components"] == {
-        "passed": 1.0,
-        "total": 2.0,
-        "pass_fraction": 0.5,
-        "first_failure": 1.0,
-    }
+    assert half["components"] == {"pass_fraction": 0.5}
+    assert half["metrics"] == {"passed": 1.0, "total": 2.0, "first_failure": 1.0}
     assert _verify(base_url, "```python\nprint(3)\n```", reference, reward="all")["reward"] == 0.0
     cheat = _verify(base_url, "```python\nimport os; os._exit(0)\n```", reference)
     assert cheat["status"] == "ok" and cheat["reward"] == 0.0

@@ -90,7 +90,7 @@ def test_every_cell_reference_reaches_level_5_and_each_defect_fails_its_level(
     for defect, (level, start) in LEVEL_DEFECTS.items():
         broken = program.inject(task.answer, defect, random.Random(3))  # type: ignore[arg-type]
         result = VERIFIER(f"```python\n{broken}```", task.reference)
-        assert result.components["levels_passed"] == level - 1, (defect, result.detail)
+        assert result.metrics["levels_passed"] == level - 1, (defect, result.detail)
         assert result.detail.startswith(start), (defect, result.detail)
         if level == 5:
             assert L5_CHECKS[spec.check] in result.detail, result.detail
@@ -115,7 +115,7 @@ def test_every_defect_fails_its_level_on_every_circuit() -> None:
         for defect, level in program.DEFECTS.items():
             broken = program.inject(task.answer, defect, random.Random(7))
             result = VERIFIER(f"```python\n{broken}```", task.reference)
-            assert result.components["levels_passed"] == level - 1, (circuit, defect, result.detail)
+            assert result.metrics["levels_passed"] == level - 1, (circuit, defect, result.detail)
             assert result.detail.startswith(f"L{level} "), result.detail
 
 

@@ -375,5 +375,5 @@ def test_a_broken_twin_fails_at_the_level_naming_its_fault(name: str) -> None:
     circuit, spec, level, message = TWINS[name]
     result = score(circuit, spec)
     assert result.status == "ok"
-    assert result.components["levels_passed"] == level - 1, result.detail
+    assert result.metrics["levels_passed"] == level - 1, result.detail
     assert message in result.detail, result.detail

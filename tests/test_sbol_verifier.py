@@ -32,7 +32,7 @@ def score(source: str, reference: Any = REFERENCE, **options: Any) -> Any:
 def test_the_example_passes_every_level() -> None:
     result = score(SOURCE)
     assert (result.status, result.reward) == ("ok", 1.0)
-    assert result.components["levels_passed"] == 5.0
+    assert result.metrics["levels_passed"] == 5.0
     assert "PhlF ⊣ YFP" in result.extra["circuit"]
 
 
@@ -138,7 +138,7 @@ def test_a_participant_that_is_no_feature_fails_level_2() -> None:
         "else PhlF_protein) for role, name in pairs]",
     )
     result = score(broken)
-    assert result.components["levels_passed"] == 1.0
+    assert result.metrics["levels_passed"] == 1.0
     assert result.detail.startswith("L2 validity failed: validate() reports")
     assert "participant" in result.detail
 

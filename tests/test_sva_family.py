@@ -1,5 +1,5 @@
 """The sva family: FVEval loaders, the three environments over HTTP, the generator, the reward
-rules of ``sva.nl2sva``/``sva.equivalence``, and the SymbiYosys cross-check."""
+rules of ``sva.nl2sva``, and the SymbiYosys cross-check."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from environments.sva.generator import LEVELS, SIGNALS, GeneratedOptions, generate_task
 from environments.sva.loader import dataset
 from environments.sva.mutants import mutants
-from verifiers.sva import EQUIVALENCE, NL2SVA, SvaOptions, extract_assertion
+from verifiers.sva import NL2SVA, SvaOptions, extract_assertion
 from verifiers.sva import symbiyosys as sby
 from verifiers.sva.api import CheckOptions, check_equivalence, parse_assertion
 
@@ -138,7 +138,7 @@ def test_bad_input_detail_names_the_problem() -> None:
         ("sig_Q |-> sig_A", "sig_Q"),
         ("x" * 100_001, "longer than"),
     ):
-        score = EQUIVALENCE(text, reference)
+        score = NL2SVA(text, reference)
         assert (score.status, score.reward) == ("invalid", 0.0)
         assert expected in score.detail, score.detail
 
@@ -206,7 +206,7 @@ def test_tautological_reference_is_flagged() -> None:
     reference = ref("assert property(@(posedge clk) sig_A || !sig_A);")
     score = NL2SVA("1'b1", reference)
     assert score.reward == 1.0
-    assert score.components["reference_tautology"] == 1.0
+    assert score.metrics["reference_tautology"] == 1.0
     assert "tautology" in score.detail
 
 
@@ -285,7 +285,7 @@ def test_disable_iff_option_changes_the_verdict_over_http(base_url: str) -> None
         rewards = {}
         for ignore in (True, False):
             body = {
-                "verifier": "sva.equivalence",
+                "verifier": "sva.nl2sva",
                 "options": {"ignore_disable_iff": ignore},
                 "items": [item],
             }

@@ -34,7 +34,7 @@ def _assert(prop: str) -> str:
 
 def _score(answer: str, reference: str) -> tuple[str, float | None, str]:
     ref = {"assertion": _assert(reference), "widths": WIDTHS}
-    score = score_pair(_assert(answer), ref, SvaOptions(timeout_s=60.0), extract=True)
+    score = score_pair(_assert(answer), ref, SvaOptions(timeout_s=60.0))
     return score.status, score.reward, score.detail
 
 
@@ -162,7 +162,7 @@ def test_the_judge_decides_by_a_longer_check(monkeypatch: pytest.MonkeyPatch) ->
 
     def probe(answer: str, reference: str) -> Probe:
         ref = {"assertion": _assert(reference), "widths": WIDTHS}
-        return Probe(_assert(answer), verifier="sva.equivalence", reference=ref)
+        return Probe(_assert(answer), verifier="sva.nl2sva", reference=ref)
 
     assert deserves(probe("a |=> b", "a |-> ##1 b")) == 1.0
     assert deserves(probe("a |-> ##[0:30] b", "a |-> s_eventually b")) == 0.4

@@ -126,7 +126,8 @@ def test_buy_ends_the_episode_and_a_finished_episode_refuses_steps() -> None:
     done = env.step(item, "click[buy now]")
     assert done.terminated and done.score.status == "ok"
     assert 0.0 <= (done.score.reward or 0.0) <= 1.0
-    assert {"r_type", "r_att", "r_price", "title_score"} <= set(done.score.components)
+    assert {"r_type", "r_att", "r_price"} <= set(done.score.components)
+    assert "title_score" in done.score.metrics
     assert done.info["valid_actions"] == []
     with pytest.raises(EpisodeFinished):
         env.step(done.state, "search[more]")

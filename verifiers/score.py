@@ -1,8 +1,10 @@
-"""The Score contract shared by every verifier and environment step."""
+"""The Score contract shared by every verifier and environment step, and the helpers that
+combine scores where a family builds its reward from parts (``gate``, ``weighted``)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,9 +30,12 @@ Adapters for trainers that cannot mask a sample score it 0 and flag it (OpenRLHF
 class Score:
     """The outcome of one check.
 
-    ``reward`` lies in [0, 1] unless a family documents otherwise; ``components`` holds its named
-    parts for shaping or logging; ``detail`` is a short human-readable explanation that never
-    reveals the reference; ``extra`` carries JSON-serialisable evidence (counterexamples, traces).
+    ``reward`` lies in [0, 1] unless a family documents otherwise; ``components`` holds the
+    named parts the reward is made of (for shaping or logging); ``metrics`` holds named
+    diagnostics recorded beside it and never part of it (tests run, the first failing test, a
+    reference that is a tautology); a name is in one or the other. ``detail`` is a short
+    human-readable explanation that never reveals the reference; ``extra`` carries
+    JSON-serialisable evidence (counterexamples, traces).
     """
 
     reward: float | None
@@ -38,6 +43,7 @@ class Score:
     components: dict[str, float] = field(default_factory=dict)
     detail: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.status in ("ok", "invalid"):
@@ -47,6 +53,8 @@ class Score:
             raise ValueError(f"a Score with status {self.status!r} carries no reward")
         if self.status == "invalid" and self.reward != 0.0:
             raise ValueError("an invalid response scores 0")
+        if self.metrics and (both := self.components.keys() & self.metrics.keys()):
+            raise ValueError(f"{sorted(both)} are both components and metrics")
 
     @classmethod
     def ok(
@@ -55,14 +63,21 @@ class Score:
         components: dict[str, float] | None = None,
         detail: str = "",
         extra: dict[str, Any] | None = None,
+        metrics: dict[str, float] | None = None,
     ) -> Score:
         """A scored response."""
-        return cls(float(reward), "ok", dict(components or {}), detail, dict(extra or {}))
+        parts, diagnostics = dict(components or {}), dict(metrics or {})
+        return cls(float(reward), "ok", parts, detail, dict(extra or {}), diagnostics)
 
     @classmethod
-    def invalid(cls, detail: str, components: dict[str, float] | None = None) -> Score:
+    def invalid(
+        cls,
+        detail: str,
+        components: dict[str, float] | None = None,
+        metrics: dict[str, float] | None = None,
+    ) -> Score:
         """A malformed response: reward 0, and it counts."""
-        return cls(0.0, "invalid", dict(components or {}), detail)
+        return cls(0.0, "invalid", dict(components or {}), detail, {}, dict(metrics or {}))
 
     @classmethod
     def timeout(cls, detail: str) -> Score:
@@ -79,3 +94,24 @@ class Score:
         """The item's reference cannot be used (a data error); no reward, marked so callers can
         tell it from an infrastructure failure."""
         return cls(None, "error", {}, detail, {FAILURE_KIND: BAD_REFERENCE})
+
+
+def gate(condition: Score, then: Callable[[], Score]) -> Score:
+    """A check in two steps: ``then()`` only where ``condition`` passed (status ok, reward 1),
+    its score carrying ``condition``'s components and metrics too; otherwise ``condition``
+    itself. A step that ran out of time or failed (``timeout``, ``error``) ends the check with
+    that status as it is, never a 0; a first step that fails ends it with its own verdict (0 or
+    invalid); and the second step (often the expensive one) runs only after the first passed."""
+    if condition.status != "ok" or condition.reward != 1.0:
+        return condition
+    after = then()
+    if after.reward is None:  # timeout or error
+        return after
+    return Score(
+        after.reward,
+        after.status,
+        {**condition.components, **after.components},
+        after.detail,
+        after.extra,
+        {**condition.metrics, **after.metrics},
+    )

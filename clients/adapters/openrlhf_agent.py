@@ -25,8 +25,9 @@ NaN, outside every range, and its reward None (``AgentExecutor`` below): with dy
 its group is dropped; without it OpenRLHF has nothing to skip with and stops at that batch
 (``Experience.concat_experiences`` cannot merge a missing reward) rather than training on a
 made-up 0. Every step's ``extra_logs`` has the same keys (``valid``, ``bad_label``,
-``unscored`` and the components the environment's verifier declares, 0.0 where a step lacks
-one): OpenRLHF merges the samples' logs key by key, and a key some samples lack breaks the batch.
+``unscored`` and the components and metrics the environment's verifier declares, 0.0 where a
+step lacks one): OpenRLHF merges the samples' logs key by key, and a key some samples lack
+breaks the batch.
 """
 
 from __future__ import annotations
@@ -66,12 +67,14 @@ _LOG_KEYS: dict[str, tuple[str, ...]] = {}
 
 
 async def _log_keys(client: AsyncEnvServerClient, env_id: str) -> tuple[str, ...]:
-    """The components every step of ``env_id`` logs: those its verifier declares (none for an
-    environment without one). Asked once per process."""
+    """The components and metrics every step of ``env_id`` logs: those its verifier declares
+    (none for an environment without one). Asked once per process."""
     if env_id not in _LOG_KEYS:
         catalogue = await client.envs()
         verifier = next((e.verifier for e in catalogue.envs if e.id == env_id), None)
-        declared = next((v.components for v in catalogue.verifiers if v.name == verifier), [])
+        declared = next(
+            ([*v.components, *v.metrics] for v in catalogue.verifiers if v.name == verifier), []
+        )
         _LOG_KEYS[env_id] = tuple(declared)
     return _LOG_KEYS[env_id]
 
@@ -121,6 +124,7 @@ class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
         self.state = result.state or self.state
         done = result.terminated or result.truncated
         reward = torch.tensor(float(result.reward))
+        recorded = {**result.metrics, **result.components}
         return {
             "rewards": reward,
             "scores": reward,
@@ -131,7 +135,7 @@ class AgentInstance(AgentInstanceBase):  # type: ignore[misc]
                 "valid": torch.tensor(float(result.status == "ok")),
                 "bad_label": torch.tensor(0.0),
                 "unscored": torch.tensor(0.0),
-                **{k: torch.tensor(result.components.get(k, 0.0)) for k in keys},
+                **{k: torch.tensor(recorded.get(k, 0.0)) for k in keys},
             },
         }
 

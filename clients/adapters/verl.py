@@ -27,11 +27,11 @@ Ground truths are read as ``verl_references`` says: numpy values, lists of accep
 
 Every result is a dict with the same keys, because verl stacks the dicts of a batch into columns
 (``reward_extra_info``; the reward loop takes the first sample's keys for all): ``score``,
-``bad_reference`` and each component the verifier declares in the catalogue. A component a
-score lacks (an answer with no final answer carries none) is ``NEUTRAL`` = 0.0. With
-``verifier`` given, the components are that verifier's; without it they are every verifier's
-the server offers, so mixed data sources still line up; ``components`` (a list of names) sets
-them explicitly.
+``bad_reference`` and each component and metric the verifier declares in the catalogue (the
+parts of the reward, then the diagnostics beside it). One a score lacks (an answer with no final
+answer carries none) is ``NEUTRAL`` = 0.0. With ``verifier`` given, they are that verifier's;
+without it they are every verifier's the server offers, so mixed data sources still line up;
+``components`` (a list of names, of components or metrics) sets them explicitly.
 
 verl cannot mask a sample. A sample whose reference is unusable (a missing ground truth:
 ``None`` or ``NaN``, as a column with gaps gives it; or an empty or unparsable one: a data error
@@ -133,7 +133,7 @@ def _keys(
     """The result keys besides ``score`` and ``bad_reference``, in a stable order."""
     if components is not None:
         return list(components)
-    declared = {v.name: v.components for v in catalogue.verifiers}
+    declared = {v.name: [*v.components, *v.metrics] for v in catalogue.verifiers}
     names = [verifier] if verifier else sorted(declared)
     return list(dict.fromkeys(c for name in names for c in declared.get(name, ())))
 
@@ -151,7 +151,8 @@ def _row(results: Sequence[VerifyResult], index: int, keys: list[str]) -> dict[s
     if not scored:
         return {"score": 0.0, BAD_REFERENCE: 1.0, **dict.fromkeys(keys, NEUTRAL)}
     best = max(scored, key=lambda r: r.reward or 0.0)
-    parts = {key: float(best.components.get(key, NEUTRAL)) for key in keys}
+    recorded = {**best.metrics, **best.components}
+    parts = {key: float(recorded.get(key, NEUTRAL)) for key in keys}
     return {"score": float(best.reward or 0.0), BAD_REFERENCE: 0.0, **parts}
 
 

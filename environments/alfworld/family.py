@@ -12,6 +12,7 @@ from environments.alfworld.engine import NOTHING_HAPPENS
 from environments.alfworld.engines import ENGINES, Moment
 from environments.alfworld.generator import MAX_STEPS
 from environments.alfworld.options import AlfWorldOptions
+from environments.alfworld.rewards import MEASURED
 from environments.alfworld.state import dump, read
 from environments.base import EnvSpec, JSONValue, ResetResult, StepResult
 from verifiers.score import Score
@@ -61,20 +62,20 @@ class AlfWorldEnv:
         """Apply one command; raises ``EpisodeFinished`` once the game is won or truncated."""
         episode = read(state)
         after, moment = ENGINES[episode.engine].advance(episode, action)
+        # Every reward the options offer is a component; what they are computed from, metrics.
         components = {"won": float(moment.won), **moment.components}
+        metrics = {name: components.pop(name) for name in MEASURED if name in components}
         if episode.wants_plan:
             distance = len(moment.plan or [])
             start = episode.start_distance
-            components |= {
-                "expert_distance": float(distance),
-                "progress": (episode.distance - distance) / start if start else 0.0,
-            }
+            components["progress"] = (episode.distance - distance) / start if start else 0.0
+            metrics["expert_distance"] = float(distance)
             after = after.model_copy(update={"distance": distance})
         reward = components.get(episode.reward, components["won"])
         score = (
-            Score.ok(reward, components)
+            Score.ok(reward, components, metrics=metrics)
             if moment.valid
-            else Score.invalid(f"{NOTHING_HAPPENS} Not an admissible command.", components)
+            else Score.invalid(f"{NOTHING_HAPPENS} Not an admissible command.", components, metrics)
         )
         truncated = not moment.won and moment.steps >= episode.limit
         info = _info(moment, episode.plan)

@@ -12,7 +12,8 @@
   (pick two) one target is in a receptacle of the asked type; then the goal.
 
 Which one is the step's reward is the ``reward`` option (``won`` by default); the others are
-reported as components, with ``subgoals`` (the fraction reached) and ``expert_distance``.
+reported as components, and what they are computed from as metrics: ``subgoals`` (the fraction
+reached) and ``expert_distance``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Literal
 from environments.alfworld.engine import Run, World, won
 
 RewardMode = Literal["won", "progress", "subgoal"]
+MEASURED = ("subgoals",)
+"""What an engine reports beside the rewards: a step's metrics, not its components."""
 
 
 def needs_plan(shown: bool, reward: RewardMode) -> bool:

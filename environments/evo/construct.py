@@ -1,6 +1,6 @@
 """``evo/construct``: EvoEnv's generator role as an environment. The action is a submission (an
 environment module); the reward is its admission against the current pool, with the calibration
-as components. A dry run: nothing is stored (``POST /v1/evo/submissions`` adds to the pool), so
+as metrics. A dry run: nothing is stored (``POST /v1/evo/submissions`` adds to the pool), so
 a step is a function of the state, the action and the pool."""
 
 from __future__ import annotations
@@ -54,16 +54,17 @@ def source_of(action: str) -> str:
     return blocks[-1] if blocks else action
 
 
-def _components(admission: Admission) -> dict[str, float]:
+def _metrics(admission: Admission) -> dict[str, float]:
+    # How far the submission got: recorded beside the reward (admitted or not), not part of it.
     passed = sum(report.passed for report in admission.reports)
     rates = list(admission.pass_rates.values())
-    components = {
+    metrics = {
         "stages_passed": passed / len(STAGES),
         "calibrated": 1.0 if rates else 0.0,
     }
     if rates:
-        components["mean_pass_rate"] = sum(rates) / len(rates)
-    return components
+        metrics["mean_pass_rate"] = sum(rates) / len(rates)
+    return metrics
 
 
 class Construct:
@@ -123,7 +124,7 @@ class Construct:
             return StepResult("", Score.error(admission.reason), False, False, state, info)
         admitted = admission.outcome == "admitted"
         detail = "" if admitted else f"{admission.stage}: {admission.reason}"
-        score = Score.ok(1.0 if admitted else 0.0, _components(admission), detail=detail)
+        score = Score.ok(1.0 if admitted else 0.0, detail=detail, metrics=_metrics(admission))
         return StepResult("", score, True, False, done, info)
 
     def expert_action(self, state: Any) -> str:

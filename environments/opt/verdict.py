@@ -2,7 +2,8 @@
 (the reference's value and whether it is proven optimal, the answer's value, why it failed)
 instead of the verifier's components (``optimal 1``, ``quality_ratio 0.8``).
 
-Everything shown comes from the turn (the step's components and detail): no engine, no task.
+Everything shown comes from the turn (the step's components, metrics and detail): no engine,
+no task.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ class VerdictRenderer:
     template = "opt/verdict.html"
 
     def context(self, state: JSONValue, turn: Turn) -> dict[str, Any]:
-        """Nothing before an answer or without components (a timeout, an error); else the
+        """Nothing before an answer or without a verdict (a timeout, an error); else the
         reference, the answer's value (None when it has none: unreadable or infeasible) and
         what the verdict was."""
-        parts = turn.components
-        if not turn.action or "reference" not in parts:
+        parts, measured = turn.components, turn.metrics
+        if not turn.action or "reference" not in measured:
             return {}
         feasible = parts.get("feasible") == 1.0
         if turn.status == "invalid":
@@ -38,9 +39,9 @@ class VerdictRenderer:
             verdict = "optimal" if turn.reward == 1.0 else "feasible"
         return {
             "verdict": verdict,
-            "reference": parts["reference"],
-            "proven": parts.get("optimal") == 1.0,
-            "value": parts.get("objective") if feasible else None,
+            "reference": measured["reference"],
+            "proven": measured.get("optimal") == 1.0,
+            "value": measured.get("objective") if feasible else None,
             "ratio": parts.get("quality_ratio") if feasible else None,
             "why": turn.detail,
         }

@@ -114,7 +114,7 @@ def score(tries: Iterable[tuple[str, str]]) -> Iterator[Attempt]:
         result = VERIFIER(response, reference)
         if result.status in ("timeout", "error"):
             raise RuntimeError(f"{task_id}: scoring failed: {result.detail}")
-        levels = int(result.components.get("levels_passed", 0))
+        levels = int(result.metrics.get("levels_passed", 0))
         yield Attempt(task_id, kind, reference["circuit"], split, levels)
 
 

@@ -3,7 +3,9 @@
 The reference of an item is ``{"tests": <TestSuite>, "language": "python", "time_limit_s": 2,
 "memory_mb": 1024}`` (all but ``tests`` optional): stdin/stdout tests, function-call tests or
 assert snippets (see ``sandbox.testcases``). The response is a program, usually in a fenced
-block. Reward: the fraction of tests passed, or 1/0 for all-or-nothing.
+block. Reward: the fraction of tests passed (component ``pass_fraction``), or 1/0 for
+all-or-nothing; metrics: tests ``passed`` and ``total``, and ``first_failure`` (the index of the
+first failed test, -1 when none failed).
 """
 
 from __future__ import annotations
@@ -118,14 +120,14 @@ def _score(run: TestRun, tests: TestSuite, judge: JudgeOptions, options: CodeOpt
         detail += f"; first failure: test {first} ({reason})"
     return Score.ok(
         reward,
-        components={
-            "passed": float(passed),
-            "total": float(total),
-            "pass_fraction": fraction,
-            "first_failure": float(-1 if first is None else first),
-        },
+        components={"pass_fraction": fraction},
         detail=detail,
         extra={"statuses": statuses, "isolation": run.record.isolation},
+        metrics={
+            "passed": float(passed),
+            "total": float(total),
+            "first_failure": float(-1 if first is None else first),
+        },
     )
 
 
@@ -158,14 +160,17 @@ def check(
 
 VERIFIER = Verifier(
     name="code",
-    version="1",
+    # 2 (issue 38): two different programs in one response are several answers (invalid), and
+    # tests a program doing nothing passes count only beside one it does not
+    version="2",
     description="Runs the response's program (Python, C++, C or bash) in the sandbox against "
     "hidden stdin/stdout, function-call or assert tests; the trusted server compares outputs. "
     "Reward: pass fraction or all-or-nothing.",
     check=check,
     options_model=CodeOptions,
     timeout_s=60.0,
-    components=("passed", "total", "pass_fraction", "first_failure"),
+    components=("pass_fraction",),
+    metrics=("passed", "total", "first_failure"),
     example=(
         "```python\ndef add(a, b):\n    return a + b\n```",
         {

@@ -98,20 +98,15 @@ def check_opt(response: str, reference: Any, options: OptOptions) -> Score:
     try:
         value = check.evaluate(instance, final_answer(response))
     except InvalidAnswer as exc:
-        return Score.invalid(str(exc), {"feasible": 0.0, **base})
+        return Score.invalid(str(exc), {"feasible": 0.0}, base)
     except Infeasible as exc:
-        components = {"feasible": 0.0, "objective": 0.0, "quality_ratio": 0.0, **base}
-        return Score.ok(0.0, components, f"infeasible: {exc}")
+        infeasible = {"feasible": 0.0, "quality_ratio": 0.0}
+        return Score.ok(0.0, infeasible, f"infeasible: {exc}", metrics={"objective": 0.0, **base})
     except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
         # Raised by an instance that does not fit its task (answers raise the two above).
         return Score.bad_reference(f"the {check.name} instance is malformed: {type(exc).__name__}")
     ratio = quality_ratio(value, best, check.direction)
-    components = {
-        "feasible": 1.0,
-        "objective": value,
-        "quality_ratio": min(ratio, 1e12),
-        **base,
-    }
+    components = {"feasible": 1.0, "quality_ratio": min(ratio, 1e12)}
     detail = f"feasible; objective {value:g}, reference {best:g}"
     detail += " (proven optimal)" if optimal else " (best known)"
     extra: dict[str, Any] = {}
@@ -119,12 +114,13 @@ def check_opt(response: str, reference: Any, options: OptOptions) -> Score:
         # Never silent: the answer beats the reference, so the reference was not optimal.
         extra["above_reference"] = True
         detail += "; the answer beats the reference, which therefore was not optimal"
-    return Score.ok(_reward(ratio, options), components, detail, extra)
+    metrics = {"objective": value, **base}
+    return Score.ok(_reward(ratio, options), components, detail, extra, metrics)
 
 
 VERIFIER = Verifier(
     name="opt",
-    version="1",
+    version="2",  # 2 (issue 38): an earlier Answer: naming another value is several answers
     description="OPT-BENCH optimisation answers (ten NP-hard tasks): the text after the last "
     "'Answer:' is parsed, checked strictly for feasibility and valued; reward is the quality "
     "ratio against the reference (exact optimum where proven).",
@@ -133,7 +129,8 @@ VERIFIER = Verifier(
     # Scoring by task id may generate the task and prove its optimum first (see
     # environments/opt/references.py for the solve budget this covers).
     timeout_s=120.0,
-    components=("feasible", "objective", "quality_ratio", "reference", "optimal"),
+    components=("feasible", "quality_ratio"),
+    metrics=("objective", "reference", "optimal"),
     example=(
         "Items 0 and 1 fit together.\nAnswer: [0, 1]",
         {

@@ -18,7 +18,8 @@ below it passes:
 
 The reward combines the levels as ``reward.py`` says (weights, presets, binary). ``detail``
 names the first failed level and its check (a multi-turn episode shows it to the policy);
-``components`` has one entry per level. A sandbox failure is status ``error``, never 0.
+``components`` has one entry per level, and the metric ``levels_passed`` counts them. A sandbox
+failure is status ``error``, never 0.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from sandbox.runner import Runs, SandboxInputError
 from verifiers.base import Verifier
 from verifiers.code.extract import SeveralPrograms, extract_code
 from verifiers.sbol import diagram, document, execution, extract, function, render
-from verifiers.sbol.reward import LEVELS, TITLES, CircuitOptions, combine, components
+from verifiers.sbol.reward import LEVELS, TITLES, CircuitOptions, combine, components, metrics
 from verifiers.sbol.spec import MAX_PROGRAM_CHARS, CircuitSpec
 from verifiers.score import Score
 
@@ -112,10 +113,10 @@ def check(
     try:
         source = extract_code(response, "python")
     except SeveralPrograms as exc:
-        return Score.invalid(f"L1 execution failed: {exc}", components(0))
+        return Score.invalid(f"L1 execution failed: {exc}", components(0), metrics(0))
     problem = _unreadable(source)
     if problem:  # not a program at all: invalid (reward 0), and level 1 says why
-        return Score.invalid(f"L1 execution failed: {problem}", components(0))
+        return Score.invalid(f"L1 execution failed: {problem}", components(0), metrics(0))
     extra: dict[str, Any] = {}
     passed, detail = len(LEVELS), SUCCESS
     try:
@@ -127,7 +128,8 @@ def check(
         # The sandbox, not the program, failed: no reward rather than a wrong zero.
         return Score.error(f"the sandbox could not run the program: {type(exc).__name__}: {exc}")
     extra["levels"] = {name: i < passed for i, name in enumerate(LEVELS)}
-    return Score.ok(combine(passed, options), components(passed), detail, extra)
+    reward = combine(passed, options)
+    return Score.ok(reward, components(passed), detail, extra, metrics(passed))
 
 
 _EXAMPLE_PROGRAM = """\
@@ -191,7 +193,8 @@ VERIFIER = Verifier(
     "presets are options.",
     check=check,
     options_model=CircuitOptions,
-    components=(*LEVELS, "levels_passed"),
+    components=LEVELS,
+    metrics=("levels_passed",),
     timeout_s=60.0,
     example=(
         _EXAMPLE_PROGRAM,

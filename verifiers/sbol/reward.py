@@ -75,7 +75,10 @@ def combine(passed: int, options: CircuitOptions) -> float:
 
 
 def components(passed: int) -> dict[str, float]:
-    """One component per level (1 passed, 0 failed or not reached) and the count."""
-    found = {name: float(i < passed) for i, name in enumerate(LEVELS)}
-    found["levels_passed"] = float(passed)
-    return found
+    """One component per level: 1 passed, 0 failed or not reached."""
+    return {name: float(i < passed) for i, name in enumerate(LEVELS)}
+
+
+def metrics(passed: int) -> dict[str, float]:
+    """The count of levels passed in a row from L1."""
+    return {"levels_passed": float(passed)}

@@ -1,6 +1,6 @@
-"""SystemVerilog Assertion equivalence: the ``sva.nl2sva`` and ``sva.equivalence`` verifiers.
+"""SystemVerilog Assertion equivalence: the ``sva.nl2sva`` verifier.
 
-Both compare a candidate assertion with a reference one through the design-free property
+It compares a candidate assertion with a reference one through the design-free property
 equivalence checker of this package (pyslang front end, Z3 over lasso-shaped traces; see
 ``api.py``), as FVEval's JasperGold PEC does: ``G candidate`` against ``G reference`` over free
 signals. The reward (documented in ``environments/sva/README.md``):
@@ -18,6 +18,11 @@ signals. The reward (documented in ``environments/sva/README.md``):
   stands in that relation to the reference on its own): then 0 too, component ``hedge``;
 - 0: neither direction holds;
 - None, status ``timeout``: the solver ran out of time (trainers mask it).
+
+The candidate is a model's answer (its assertion statement, a fenced block or the text) or a bare
+property, so the same verifier compares any two properties (a second name, ``sva.equivalence``,
+ran the very same check and is gone: one check, one name). The metric ``reference_tautology``
+says whether the reference holds on every trace (such a task cannot tell answers apart).
 
 ``disable iff`` is dropped from both sides as FVEval does (option ``ignore_disable_iff``) only
 when the candidate has none or the reference's very condition; otherwise both are honoured.
@@ -40,7 +45,7 @@ from pydantic import Field
 
 from verifiers.base import Verifier
 from verifiers.numbers import Options
-from verifiers.score import Score
+from verifiers.score import Score, gate
 from verifiers.sva.api import (
     Assertion,
     CheckOptions,
@@ -210,11 +215,10 @@ def _evidence(result: CheckResult, widths: dict[str, int], vcd: bool) -> dict[st
     return {"verdict": result.verdict, "seconds": result.seconds, "counterexamples": traces}
 
 
-def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: bool) -> Score:
-    """Judge the candidate in ``response`` against ``reference`` (see the module docstring).
-
-    ``extract``: find the assertion inside a model's answer (fenced block or text) rather than
-    reading the whole response as the property."""
+def score_pair(response: str, reference: Any, options: SvaOptions) -> Score:
+    """Judge the assertion in ``response`` (``extract_assertion``) against ``reference`` (see
+    the module docstring): the answer must be an assertion of the task's signals (component
+    ``syntax``), which gates the judgement of what it claims."""
     try:
         ref_text, testbench, signals, widths = _context(reference)
         ref = _parse_reference(ref_text, testbench, signals, widths)
@@ -224,13 +228,16 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
     if len(response) > MAX_RESPONSE_CHARS:
         return Score.invalid(f"the answer is longer than {MAX_RESPONSE_CHARS} characters")
     try:
-        text = extract_assertion(response) if extract else response.strip()
-        candidate = _parse(text, testbench, signals, widths)
+        candidate = _parse(extract_assertion(response), testbench, signals, widths)
     except SvaError as exc:
         return Score.invalid(f"{exc.kind}: {_short(exc.message)}", {"syntax": 0.0})
     except RecursionError:
         return Score.invalid("too_large: the candidate is nested too deeply", {"syntax": 0.0})
+    return gate(Score.ok(1.0, {"syntax": 1.0}), lambda: _judge(candidate, ref, options))
 
+
+def _judge(candidate: Assertion, ref: Assertion, options: SvaOptions) -> Score:
+    """What an answer that parses earns against the reference."""
     check = CheckOptions(
         unmarked_strong=options.unmarked_strong,
         timeout_s=options.timeout_s,
@@ -241,27 +248,27 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
     except SvaError as exc:
         # Raised for pairs the checker cannot compare (an unsupported construct, different
         # clocks): the candidate cannot be judged, so it earns nothing.
-        return Score.invalid(f"{exc.kind}: {_short(exc.message)}", {"syntax": 1.0})
+        return Score.invalid(f"{exc.kind}: {_short(exc.message)}")
     if result.verdict == "unknown":
         return Score.timeout(f"the equivalence check ran out of time ({options.timeout_s} s)")
 
     ref_tautology, ref_vacuous = _reference_guards(ref, check)
     components = {
-        "syntax": 1.0,
         "equivalent": float(result.verdict == "equivalent"),
         "a_implies_b": float(result.verdict in ("equivalent", "a_implies_b")),
         "b_implies_a": float(result.verdict in ("equivalent", "b_implies_a")),
         "vacuous": 0.0,
         "hedge": 0.0,
-        "reference_tautology": float(bool(ref_tautology)),
     }
+    # Not part of any reward: whether this task can tell answers apart at all.
+    metrics = {"reference_tautology": float(bool(ref_tautology))}
     widths_of = {s.name: s.width for s in candidate.signals}
     extra = _evidence(result, widths_of, options.vcd)
     notes = [" ".join(_VERDICTS[result.verdict].split())]
     if ref_tautology:
         notes.append("note: the reference is a tautology, so this task cannot tell answers apart")
     if result.verdict == "equivalent":
-        return Score.ok(1.0, components, "; ".join(notes), extra)
+        return Score.ok(1.0, components, "; ".join(notes), extra, metrics)
     reward = 0.0
     if result.verdict == "b_implies_a":
         vacuous = is_vacuous(candidate, check)
@@ -294,7 +301,7 @@ def score_pair(response: str, reference: Any, options: SvaOptions, *, extract: b
         else:
             components["vacuous"] = 1.0
             notes = [_HOLLOW[strength]]
-    return Score.ok(reward, components, "; ".join(notes), extra)
+    return Score.ok(reward, components, "; ".join(notes), extra, metrics)
 
 
 def _same_disable(candidate: Assertion, reference: Assertion) -> bool:
@@ -338,14 +345,6 @@ _EXAMPLE_REFERENCE = {
 }
 
 
-def _check_nl2sva(response: str, reference: Any, options: SvaOptions) -> Score:
-    return score_pair(response, reference, options, extract=True)
-
-
-def _check_equivalence(response: str, reference: Any, options: SvaOptions) -> Score:
-    return score_pair(response, reference, options, extract=True)
-
-
 COMPONENTS = (
     "syntax",
     "equivalent",
@@ -353,9 +352,10 @@ COMPONENTS = (
     "b_implies_a",
     "vacuous",
     "hedge",
-    "reference_tautology",
 )
 """The parts of an SVA score (an unreadable answer carries ``syntax`` only)."""
+METRICS = ("reference_tautology",)
+"""What an SVA score records beside the reward."""
 
 NL2SVA = Verifier(
     name="sva.nl2sva",
@@ -365,35 +365,24 @@ NL2SVA = Verifier(
     "lasso traces (pyslang + Z3). Reward 1 equivalent, partial credit for one-way "
     "implication, 0 otherwise; invalid for syntax/elaboration/signal errors; vacuous "
     "answers (always true, or stronger only by holding on no trace, forbidding the "
-    "reference's trigger or fixing its free inputs) earn 0. "
+    "reference's trigger or fixing its free inputs) earn 0. The response may also be a bare "
+    "property, so any two properties compare: the verdict (equivalent, a_implies_b, "
+    "b_implies_a, different) and lasso counterexamples are in extra. "
     "Reference: {assertion, testbench, signals, widths}.",
-    check=_check_nl2sva,
+    check=score_pair,
     options_model=SvaOptions,
     timeout_s=30.0,
     components=COMPONENTS,
+    metrics=METRICS,
     example=(
         "```systemverilog\nassert property(@(posedge clk)\n    sig_A |-> ##1 sig_B\n);\n```",
         _EXAMPLE_REFERENCE,
     ),
 )
 
-EQUIVALENCE = Verifier(
-    name="sva.equivalence",
-    version=VERSION,
-    description="Compare any two SVA properties: response = candidate (A), reference = "
-    "{assertion: the other property (B), testbench, signals, widths}. Verdict equivalent, "
-    "a_implies_b, b_implies_a or different, with lasso counterexamples in extra.",
-    check=_check_equivalence,
-    options_model=SvaOptions,
-    timeout_s=30.0,
-    components=COMPONENTS,
-    example=("sig_A |-> ##1 sig_B", _EXAMPLE_REFERENCE),
-)
-
-VERIFIERS = (NL2SVA, EQUIVALENCE)
+VERIFIERS = (NL2SVA,)
 
 __all__ = [
-    "EQUIVALENCE",
     "NL2SVA",
     "VERIFIERS",
     "SvaOptions",

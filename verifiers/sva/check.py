@@ -1,11 +1,12 @@
 """Equivalence, tautology and vacuity checks: both implication directions as z3 queries over one
-lasso, verdicts, counterexamples minimised to few toggles, a per-check time limit and a cache
-on the (normalised) pair."""
+lasso, verdicts, counterexamples minimised to few toggles, a per-check time limit, and the
+decided verdicts of recent pairs kept per process (``functools.lru_cache``, as the parses are:
+references repeat across a batch and an epoch)."""
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from functools import lru_cache
 from typing import Literal
 
 import z3
@@ -17,8 +18,6 @@ from .solver import Encoding, check, disables, encode, ir_of, solver, widths
 
 MINIMISE_ROUNDS = 24
 CACHE_SIZE = 4096
-
-_cache: OrderedDict[tuple[object, ...], CheckResult] = OrderedDict()
 
 
 def _counterexample(
@@ -58,18 +57,31 @@ def _counterexample(
     return Counterexample(length=k, loop_start=loop, signals=signals, holds=holds)
 
 
+class _Undecided(Exception):
+    """The check ran out of time: raised through the cache, which keeps no exception, so a
+    pair that timed out is checked again next time."""
+
+    def __init__(self, result: CheckResult) -> None:
+        super().__init__(result.verdict)
+        self.result = result
+
+
 def check_pair(a: Assertion, b: Assertion, options: CheckOptions) -> CheckResult:
     """Compare ``G a`` with ``G b`` (see ``api.check_equivalence``)."""
-    key = (ir_of(a), ir_of(b), options)
-    hit = _cache.get(key)
-    if hit is not None:
-        _cache.move_to_end(key)
-        return hit
-    result = _check_pair(ir_of(a), ir_of(b), widths([a, b]), options)
-    if result.verdict != "unknown":
-        _cache[key] = result
-        if len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
+    sizes = tuple(sorted(widths([a, b]).items()))
+    try:
+        return _decided(ir_of(a), ir_of(b), sizes, options)
+    except _Undecided as undecided:
+        return undecided.result
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def _decided(
+    a: ir.AssertionIR, b: ir.AssertionIR, sizes: tuple[tuple[str, int], ...], options: CheckOptions
+) -> CheckResult:
+    result = _check_pair(a, b, dict(sizes), options)
+    if result.verdict == "unknown":
+        raise _Undecided(result)
     return result
 
 

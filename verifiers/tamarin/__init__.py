@@ -13,8 +13,9 @@ proof script in Tamarin's syntax (the last fenced block if there is one), e.g.::
 The script is parsed here first (a malformed script is ``invalid`` without running anything and
 nothing but a proof can enter the theory), put into the theory at the lemma and replayed by
 ``tamarin-prover FILE``. Reward 1 when Tamarin decides the lemma with it (verified, or falsified
-by a found trace) with no step it had to mark invalid; else 0, with Tamarin's status and step
-count as components. Without a prover binary the check is an infrastructure ``error``, never 0.
+by a found trace) with no step it had to mark invalid; else 0, with Tamarin's status as
+components and the step count and proof size as metrics. Without a prover binary the check is
+an infrastructure ``error``, never 0.
 """
 
 from __future__ import annotations
@@ -80,8 +81,6 @@ def _score(verdict: BatchVerdict, tree: ProofTree) -> Score:
     return Score.ok(
         reward,
         components={
-            "steps": float(verdict.steps if verdict.steps is not None else -1),
-            "size": float(tree.size),
             "verified": float(verdict.status == "verified"),
             "falsified": float(verdict.status == "falsified"),
             "proven": float(verdict.proven),
@@ -91,6 +90,10 @@ def _score(verdict: BatchVerdict, tree: ProofTree) -> Score:
         },
         detail=detail,
         extra={"status": verdict.status},
+        metrics={
+            "steps": float(verdict.steps if verdict.steps is not None else -1),
+            "size": float(tree.size),
+        },
     )
 
 
@@ -162,8 +165,6 @@ VERIFIER = Verifier(
     options_model=TamarinOptions,
     timeout_s=60.0,
     components=(
-        "steps",
-        "size",
         "verified",
         "falsified",
         "proven",
@@ -171,6 +172,7 @@ VERIFIER = Verifier(
         "invalid_step",
         "invalid_case",
     ),
+    metrics=("steps", "size"),
     example=(
         (
             f"```\n{EXAMPLE_PROOF}\n```",

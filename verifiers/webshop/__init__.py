@@ -14,7 +14,7 @@ from typing import Any
 
 from verifiers.base import Verifier
 from verifiers.score import Score
-from verifiers.webshop.reward import COMPONENTS, MalformedPurchase, Reward, get_reward
+from verifiers.webshop.reward import COMPONENTS, METRICS, MalformedPurchase, Reward, get_reward
 
 __all__ = ["VERIFIER", "Reward", "get_reward", "score_purchase"]
 
@@ -44,7 +44,8 @@ _EXAMPLE_GOAL = {
 def score_purchase(
     product: dict[str, Any], goal: dict[str, Any], price: float, options: dict[str, str]
 ) -> Score:
-    """The reward as a Score with every part as a component; raises ``MalformedPurchase``."""
+    """The reward as a Score with its parts as components (and what they were computed from as
+    metrics); raises ``MalformedPurchase``."""
     reward = get_reward(product, goal, price, options)
     return Score.ok(
         reward.total,
@@ -54,6 +55,7 @@ def score_purchase(
             f"{len(goal['attributes'])}, options {reward.num_option_matches}/"
             f"{len(goal['goal_options'])}, price {'ok' if reward.r_price else 'over'}"
         ),
+        metrics=reward.metrics(),
     )
 
 
@@ -98,6 +100,7 @@ VERIFIER = Verifier(
     check=_check,
     timeout_s=30.0,
     components=COMPONENTS,
+    metrics=METRICS,
     example=(
         json.dumps({"product": _EXAMPLE_PRODUCT, "price": 12.5, "options": {"size": "4 fl oz"}}),
         _EXAMPLE_GOAL,

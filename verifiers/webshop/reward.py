@@ -126,21 +126,21 @@ class TypeScore:
     title_score: float
 
 
-COMPONENTS = (
-    "r_type",
+COMPONENTS = ("r_type", "r_att", "r_option", "r_price")
+"""Every part of the reward ``Reward.components`` may report (``r_option`` only when the goal
+has options): the total is ``r_type`` times the weighted parts."""
+METRICS = (
     "query_match",
     "category_match",
     "title_score",
-    "r_att",
     "num_attr_matches",
     "num_option_matches",
-    "r_price",
     "w_att",
     "w_option",
     "w_price",
-    "r_option",
 )
-"""Every part ``Reward.components`` may report (``r_option`` only when the goal has options)."""
+"""What ``Reward.metrics`` reports beside the parts: ``r_type``'s inputs, the counts behind
+``r_att`` and ``r_option``, and the weights."""
 
 
 @dataclass(frozen=True)
@@ -157,23 +157,28 @@ class Reward:
     weights: tuple[float, float, float]
 
     def components(self) -> dict[str, float]:
-        """Every part as a float, for ``Score.components``."""
+        """Every part of the total as a float, for ``Score.components``."""
         parts = {
             "r_type": self.type_score.r_type,
-            "query_match": float(self.type_score.query_match),
-            "category_match": float(self.type_score.category_match),
-            "title_score": self.type_score.title_score,
             "r_att": self.r_attr,
-            "num_attr_matches": float(self.num_attr_matches),
-            "num_option_matches": float(self.num_option_matches),
             "r_price": float(self.r_price),
-            "w_att": self.weights[0],
-            "w_option": self.weights[1],
-            "w_price": self.weights[2],
         }
         if self.r_option is not None:
             parts["r_option"] = self.r_option
         return parts
+
+    def metrics(self) -> dict[str, float]:
+        """What the parts were computed from, for ``Score.metrics``."""
+        return {
+            "query_match": float(self.type_score.query_match),
+            "category_match": float(self.type_score.category_match),
+            "title_score": self.type_score.title_score,
+            "num_attr_matches": float(self.num_attr_matches),
+            "num_option_matches": float(self.num_option_matches),
+            "w_att": self.weights[0],
+            "w_option": self.weights[1],
+            "w_price": self.weights[2],
+        }
 
 
 def _categories(path: str) -> set[str]:
