@@ -302,12 +302,6 @@ def _answer(text: str) -> list[Any] | Score:
     return [found.value, found.shown] if found.shown else [found.value]
 
 
-def _unboxed_answer(text: str, reference: _Reference) -> Extraction | Score:
-    """The answer math-verify finds in a response without a box, and where it found it."""
-    found = _extract(text, _RESPONSE_TARGETS, reference)
-    return Score.invalid(_NO_ANSWER) if found is None else found
-
-
 def _final_value_check(predicted: list[Any], reference: _Reference, options: MathOptions) -> Score:
     # Only once the answer is known to be equivalent: a wrong answer needs no such check.
     if not options.allow_unevaluated and reference.plain:
@@ -434,9 +428,9 @@ def _check_statement(
 ) -> Score | None:
     """Score the one answer in ``response`` (a whole response, or one statement of the
     answer); None when it holds none."""
-    found = _unboxed_answer(response, reference)
-    if isinstance(found, Score):
-        return None if found.detail == _NO_ANSWER else found
+    found = _extract(response, _RESPONSE_TARGETS, reference)
+    if found is None or isinstance(found, Score):
+        return found
     several = _several(response, found, gold, reference, options)
     if several is not None:
         return several

@@ -16,6 +16,8 @@ from typing import Any, Literal
 import sympy
 from sympy.matrices import MatrixBase
 
+from verifiers.math_unboxed import brace_end
+
 Marker = Literal["alternatives", "hedge", "approximation"]
 r"""``alternatives``: lists, relations and signs (``or``, ``\cup``, ``\le``, ``\in``, ``\pm``),
 which name one value only when the reference is not one (a set, a tuple, an inequality);
@@ -89,15 +91,9 @@ def _text_groups(text: str) -> list[tuple[int, int]]:
     groups = []
     position = 0
     while (match := _TEXT_COMMAND.search(text, position)) is not None:
-        depth, index = 1, match.end()
-        while index < len(text) and depth:
-            if text[index] == "\\":
-                index += 2
-                continue
-            depth += {"{": 1, "}": -1}.get(text[index], 0)
-            index += 1
-        groups.append((match.start(), min(index, len(text))))
-        position = index
+        end = brace_end(text, match.end() - 1) or len(text)
+        groups.append((match.start(), end))
+        position = end
     return groups
 
 

@@ -108,7 +108,7 @@ _WORD = re.compile(r"[A-Za-z]+|.", re.DOTALL)
 _OPEN, _CLOSE = "([", ")]"
 
 
-def _brace_end(line: str, start: int) -> int | None:
+def brace_end(line: str, start: int) -> int | None:
     """The index after the ``}`` that closes the ``{`` at ``start``; None when none does."""
     depth = 0
     index = start
@@ -132,7 +132,7 @@ def _expression_runs(line: str) -> list[Span]:
     while index < len(line):
         end: int | None = None
         if line[index] == "{":  # a group never closed runs to the end: it is not prose
-            end = _brace_end(line, index) or len(line)
+            end = brace_end(line, index) or len(line)
         elif (token := _TOKEN.match(line, index)) is not None:
             end = token.end()
         if end is None:  # prose or punctuation: the run, if any, ends here

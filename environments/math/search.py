@@ -155,7 +155,7 @@ def _latex(value: Any) -> str:
     return str(sympy.latex(value))
 
 
-def _values(probe: Probe) -> Any:
+def _exact_value(probe: Probe) -> Any:
     if probe.task_id is not None:
         return _value(probe.task_id)
     reference = reference_reading(probe)
@@ -166,7 +166,7 @@ def _values(probe: Probe) -> Any:
 
 def wrong_values(probe: Probe, rng: random.Random) -> list[str]:
     """Wrong values for ``probe``'s target, as LaTeX."""
-    value = _values(probe)
+    value = _exact_value(probe)
     return [] if value is None else [_latex(w) for w in _near(value, rng)]
 
 
@@ -189,7 +189,7 @@ def _answer(parent: Mutant) -> str | None:
 
 
 def _single(probe: Probe) -> bool:
-    value = _values(probe)
+    value = _exact_value(probe)
     return value is not None and not isinstance(value, (sympy.FiniteSet, sympy.Tuple))
 
 
@@ -276,7 +276,7 @@ def _restate(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
     text = reference_text(probe)
     if probe.env is not None or reference is None or answer is None or text is None:
         return
-    value = _values(probe)
+    value = _exact_value(probe)
     if value is not None and not _single(probe):
         # A set or a tuple: restate one of its values inside it.
         items = [_latex(v) for v in value]
@@ -371,7 +371,7 @@ def _hedge(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
         yield Mutant(_framed(probe, hedged, "hedge", rng), 0.0)
     form = rng.choice(_RESPONSE_HEDGES)
     # A box without braces boxes one token: a digit other than the value.
-    value = _values(probe)
+    value = _exact_value(probe)
     digit = str(rng.choice([d for d in range(10) if value is None or d != value]))
     yield Mutant(probe.answer(form.format(r=answer, w=decoy, w1=digit), "hedge.response"), 0.0)
 
@@ -487,7 +487,7 @@ def _equivalent_forms(value: Any, rng: random.Random) -> list[str]:
 
 def _equivalent(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
     probe = parent.probe
-    value = _values(probe)
+    value = _exact_value(probe)
     if probe.env is not None or value is None or reference_reading(probe) is None:
         return
     forms = _equivalent_forms(value, rng)
