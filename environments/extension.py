@@ -12,6 +12,10 @@ does the rest.
 - **routes**: ``routers()``, FastAPI routers mounted next to the core's; a route reaches the
   resources through the dependency ``injected(Type)``, and lists the error statuses it answers
   with ``answers(...)`` (the core documents them as problem documents).
+- **job queues**: ``queues(resources)``, long jobs a route enqueues in the family's store and
+  workers take from it (EvoEnv's admissions, ``JobQueue``); the core starts them in each server
+  process once it serves (never in pool workers), stops them before the resources close, and
+  shows their ``state()`` in ``/readyz`` and ``/metrics``.
 
 The family holds no state of its own between calls: whatever lives as long as a process lives
 in its resources, which the core owns.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -50,6 +55,41 @@ class Resources(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class QueueState:
+    """What a job queue holds now, for ``/readyz`` and ``/metrics``: ``queued`` jobs wait for a
+    worker and ``running`` ones are held by one (on any replica sharing the store), the oldest
+    of them ``oldest_s`` old; the queue takes at most ``limit`` (429 beyond); ``workers`` of this
+    process take jobs from it, ``busy`` of them now. ``problem`` says why the queue could not be
+    read (the store is down), with the counts then 0."""
+
+    name: str
+    queued: int
+    running: int
+    oldest_s: float
+    limit: int
+    workers: int
+    busy: int
+    problem: str = ""
+
+
+class JobQueue(Protocol):
+    """A family's queue of long jobs (see the module docstring). ``start`` and ``stop`` are
+    called once each, in a server process; ``state`` from any thread, at any time."""
+
+    def start(self) -> None:
+        """Start taking jobs (threads; never at import or at ``open``)."""
+        ...
+
+    def stop(self) -> None:
+        """Stop taking jobs and hand back those held, so that another worker takes them."""
+        ...
+
+    def state(self) -> QueueState:
+        """What the queue holds now; never raises (``problem`` says what failed)."""
+        ...
+
+
 SettingsT = TypeVar("SettingsT", bound=FamilySettings)
 ResourcesT = TypeVar("ResourcesT", bound=Resources)
 
@@ -72,16 +112,30 @@ class Extension(ABC, Generic[SettingsT, ResourcesT]):
         """The family's HTTP routes (none by default)."""
         return ()
 
+    def queues(self, resources: ResourcesT) -> Sequence[JobQueue]:
+        """The family's job queues, worked in each server process (none by default)."""
+        del resources
+        return ()
+
 
 R = TypeVar("R")
 
 
 def injected(kind: type[R]) -> Callable[[Request], R]:
-    """A FastAPI dependency giving a route this process's opened resources of type ``kind``."""
+    """A FastAPI dependency giving a route this process's opened resources of type ``kind``;
+    a route of a family whose resources are not open here fails with a ``RuntimeError`` that
+    names the type (a bug of the app's set-up, answered as a 500)."""
 
     def resources(request: Request) -> R:
-        opened: list[Any] = getattr(request.app.state, RESOURCES_STATE)
-        return next(item for item in opened if isinstance(item, kind))
+        opened: list[Any] = getattr(request.app.state, RESOURCES_STATE, [])
+        for item in opened:
+            if isinstance(item, kind):
+                return item
+        held = ", ".join(type(item).__name__ for item in opened) or "none"
+        raise RuntimeError(
+            f"no {kind.__name__} is open in this process (the resources open: {held}); the "
+            "core opens a family's resources where it serves (Registry.open)"
+        )
 
     return resources
 

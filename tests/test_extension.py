@@ -8,11 +8,11 @@ import ast
 from pathlib import Path
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
 from environments.evo.resources import EvoResources
-from environments.extension import RESOURCES_STATE
+from environments.extension import RESOURCES_STATE, injected
 from envserver.config import Settings
 from envserver.registry import Registry, UnknownEnvironment, discover
 from tests.server import ROOT
@@ -100,6 +100,14 @@ def test_a_familys_routes_get_the_resources_the_core_opened(
     finally:
         registry.close()
     assert store.is_file() and "evo/latin_square_completion" not in served
+
+
+def test_a_route_whose_resources_are_not_open_here_fails_naming_them() -> None:
+    app = FastAPI()
+    setattr(app.state, RESOURCES_STATE, [])
+    request = Request({"type": "http", "app": app})
+    with pytest.raises(RuntimeError, match=r"no EvoResources is open in this process"):
+        injected(EvoResources)(request)
 
 
 def _imports(path: Path) -> set[str]:
