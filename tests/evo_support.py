@@ -21,4 +21,14 @@ SETTINGS = EvoSettings(
     solver_samples=8,
     probe_secret=SecretStr("the evo tests' probe secret"),
     symbolic_cpu_s=1.0,
+    admission_cpu_s=300.0,
 )
+
+
+def burning(source: str, iterations: int) -> str:
+    """``source`` (an environment module) whose ``score`` first burns CPU: a sum over
+    ``iterations`` squares (about 0.04 s of CPU per million), its verdicts unchanged."""
+    marker = "def score(instance, response):\n"
+    assert marker in source
+    burn = f"    if sum(i * i for i in range({iterations})) < 0:\n        return None\n"
+    return source.replace(marker, marker + burn, 1)

@@ -17,6 +17,7 @@ from environments.evo.program import (
     CALL_CPU_S,
     SandboxFailure,
     _results,
+    _Run,
     run_calls,
     run_limits,
     task_call,
@@ -108,8 +109,8 @@ def test_a_run_the_wall_clock_stopped_before_its_cpu_budget_is_infrastructure() 
     assert budget.cpu_s == 2.0 + 3 * CALL_CPU_S and budget.wall_s > budget.cpu_s
     slowed = RunRecord(status="timeout", wall_s=budget.wall_s, cpu_s=1.0)
     with pytest.raises(SandboxFailure, match="too busy"):
-        _results(slowed, calls, CALL_CPU_S)
+        _results(slowed, _Run(calls, CALL_CPU_S, budget))
     spun = RunRecord(status="timeout", wall_s=9.0, cpu_s=budget.cpu_s)
     with pytest.raises(Exception, match="timeout") as raised:
-        _results(spun, calls, CALL_CPU_S)
+        _results(spun, _Run(calls, CALL_CPU_S, budget))
     assert not isinstance(raised.value, SandboxFailure)

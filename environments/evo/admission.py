@@ -16,6 +16,9 @@ L4 difficulty  no trivial solver earns reward too often on the secret tasks (``s
                pass rates per level from rollouts or a solver endpoint inside the band;
                admitted uncalibrated when neither is supplied (the report says so)
 L5 novelty     behavioural fingerprint and normalised code against the admitted pool
+
+The whole pipeline spends at most ``EvoSettings.admission_cpu_s`` of sandbox CPU
+(``program.cpu_budget``): a submission that needs more is refused at the stage it reached.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from environments.evo.calibration import Rollout, outside_band, pass_rates, solver_rollouts
@@ -39,8 +42,10 @@ from environments.evo.forms import WORKING, asked_forms, rewritten
 from environments.evo.novelty import PoolEntry, duplicate_of, fingerprint
 from environments.evo.program import (
     CALL_CPU_S,
+    OverBudget,
     ProgramFailure,
     SandboxFailure,
+    cpu_budget,
     run_calls,
     run_calls_apart,
     score_call,
@@ -96,7 +101,8 @@ class StageReport:
 @dataclass(frozen=True)
 class Admission:
     """The pipeline's verdict. ``error`` means infrastructure failed (the sandbox, an
-    endpoint): no verdict on the code. ``pass_rates`` is empty when uncalibrated."""
+    endpoint): no verdict on the code. ``pass_rates`` is empty when uncalibrated. ``cpu_s``:
+    the sandbox CPU the pipeline spent (not part of the verdict: it varies from run to run)."""
 
     outcome: Outcome
     reports: tuple[StageReport, ...]
@@ -105,6 +111,7 @@ class Admission:
     normalised: str = ""
     fingerprint: tuple[str, ...] = ()
     pass_rates: dict[int, float] = field(default_factory=dict)
+    cpu_s: float = field(default=0.0, compare=False)
 
     @property
     def stage(self) -> Stage | None:
@@ -382,8 +389,21 @@ def admit(
     settings: EvoSettings,
     reviewer: Reviewer | None = None,
 ) -> Admission:
-    """Run L1-L5 on ``source`` against the admitted ``pool``. Never raises for what the code
-    does; infrastructure failures (sandbox, endpoints) give outcome ``error``."""
+    """Run L1-L5 on ``source`` against the admitted ``pool``, within the settings' CPU budget.
+    Never raises for what the code does; infrastructure failures (sandbox, endpoints) give
+    outcome ``error``."""
+    with cpu_budget(settings.admission_cpu_s) as budget:
+        admission = _pipeline(source, pool, rollouts, settings, reviewer)
+    return replace(admission, cpu_s=budget.spent_s)
+
+
+def _pipeline(
+    source: str,
+    pool: Iterable[PoolEntry],
+    rollouts: list[Rollout] | None,
+    settings: EvoSettings,
+    reviewer: Reviewer | None,
+) -> Admission:
     if reviewer is None:
         reviewer = (
             ModelReviewer(settings.reviewer_url, settings.model)
@@ -455,8 +475,12 @@ def admit(
             return "new in behaviour and code", {"normalised_digest": normalised}
 
         stage("L5", "novelty", novelty)
-    except Rejected as rejected:
-        reports.append(rejected.report)
+    except (Rejected, OverBudget) as refused:
+        reports.append(
+            refused.report
+            if isinstance(refused, Rejected)
+            else StageReport(current[0], "cpu budget", False, str(refused))
+        )
         return Admission("rejected", tuple(reports), metadata, digest)
     except (SandboxFailure, EndpointFailure) as exc:
         reports.append(StageReport(current[0], "infrastructure", False, str(exc)))

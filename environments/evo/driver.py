@@ -15,6 +15,10 @@ sys.set_int_max_str_digits(0)
 request = json.loads(sys.stdin.read())
 namespace = {"__name__": "environment"}
 budget = request["cpu_s"]
+# The run's share of an admission's CPU budget (None outside one): the run stops making calls
+# once this process has used it, and says so ("over"), so an admission spends what it may and
+# no more, to the millisecond rather than to the second of the run's own CPU limit.
+share = request.get("run_cpu_s")
 
 
 class CallTimeout(BaseException):
@@ -30,10 +34,10 @@ def over_budget(signum, frame):
 signal.signal(signal.SIGPROF, over_budget)
 
 
-def timed(op, args):
+def timed(op, args, seconds):
     # ITIMER_PROF counts this process's CPU time, not the wall clock: a busy machine slows a
     # call but does not make it run out. One shot, disarmed after the call.
-    signal.setitimer(signal.ITIMER_PROF, budget)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         return {"value": OPS[op](*args)}
     finally:
@@ -137,8 +141,17 @@ except BaseException as exc:
 else:
     for op, args in request["calls"]:
         started, cpu = time.perf_counter(), time.process_time()
+        left = budget if share is None else min(budget, share - cpu)
+        if left <= 0:
+            reply["over"] = True
+            break
         try:
-            result = timed(op, args)
+            result = timed(op, args, left)
+        except CallTimeout as exc:
+            if left < budget:  # stopped by the share, not by the call's own limit
+                reply["over"] = True
+                break
+            result = failure(exc)
         except BaseException as exc:
             result = failure(exc)
         result["seconds"] = time.perf_counter() - started

@@ -28,7 +28,9 @@ class EvoSettings(FamilySettings):
     probes from (the secret task seeds and answers of the search for shortcuts; unset: a key
     generated once in the data directory). It is never published: a submission that could know
     its probes could pay them alone. ``symbolic_cpu_s``: the CPU seconds CrossHair spends searching
-    a submission's scorer, shared by its two searches (0 turns the symbolic search off)."""
+    a submission's scorer, shared by its two searches (0 turns the symbolic search off).
+    ``admission_cpu_s``: the sandbox CPU seconds one admission may spend, all its runs together
+    (a submission that needs more is refused, with the stage it reached)."""
 
     model_config = SettingsConfigDict(env_prefix="ENVSERVER_EVO_")
 
@@ -40,6 +42,7 @@ class EvoSettings(FamilySettings):
     solver_samples: int = Field(8, ge=1)
     probe_secret: SecretStr | None = None
     symbolic_cpu_s: float = Field(1.0, ge=0.0, le=60.0)
+    admission_cpu_s: float = Field(300.0, gt=0.0)
 
     @field_validator("pass_band", mode="before")
     @classmethod
