@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import create_engine
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DatabaseError
 
 RACE_TRIES = 5
@@ -38,6 +38,11 @@ def open_engine(url: str) -> Engine:
         engine.dispose()
         raise ValueError(f"a store must be SQLite or PostgreSQL, not {engine.dialect.name}")
     return engine
+
+
+def masked(url: str) -> str:
+    """``url`` as it may be logged or shown: its password replaced by ``***``."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def race(write: Callable[[], None]) -> None:

@@ -26,13 +26,13 @@ from envserver.executor import Call, Executor
 from envserver.keys import load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
 from envserver.mcp_server import mount_mcp
-from envserver.metrics import Metrics, MetricsMiddleware
+from envserver.metrics import Metrics, MetricsMiddleware, QueueCollector
 from envserver.openenv import router as openenv_router
 from envserver.openrlhf import router as openrlhf_router
 from envserver.playground import page_templates, short_links
 from envserver.playground import router as playground_router
 from envserver.problems import install_problem_handlers, problem_responses
-from envserver.registry import discover
+from envserver.registry import Registry, discover
 from envserver.routes import router
 from envserver.sandbox_host import SandboxHost
 from envserver.sandbox_routes import router as sandbox_router
@@ -63,6 +63,30 @@ def _mount_family(app: FastAPI, router: APIRouter) -> None:
             listed = [status for status, doc in route.responses.items() if not doc]
             route.responses.update(problem_responses(*map(int, listed)))
     app.include_router(router)
+
+
+@asynccontextmanager
+async def _queues_worked(app: FastAPI, registry: Registry, metrics: Metrics) -> AsyncIterator[None]:
+    """The families' job queues (EvoEnv's admissions) worked in this server process while the
+    block runs, and shown in /readyz and /metrics. Only server processes work them: pool workers
+    open the same resources and never start them. On the way out they stop first, so the jobs
+    held here go back to the store while it is open."""
+    queues = [
+        queue
+        for family, extension in registry.extensions.items()
+        for queue in extension.queues(registry.resources[family])
+    ]
+    app.state.queues = queues
+    collector = QueueCollector(queues)
+    metrics.registry.register(collector)
+    for queue in queues:
+        queue.start()
+    try:
+        yield
+    finally:
+        for queue in queues:
+            await asyncio.to_thread(queue.stop)
+        metrics.registry.unregister(collector)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -116,7 +140,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         metrics.registry.register(sandbox)
         watchdog = asyncio.create_task(executor.watch(), name="pool-watchdog")
         try:
-            async with mcp_sessions.run(), stats.recording(app.state.service.recorder):
+            async with (
+                mcp_sessions.run(),
+                stats.recording(app.state.service.recorder),
+                _queues_worked(app, registry, metrics),
+            ):
                 yield
         finally:
             watchdog.cancel()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from environments.extension import JobQueue
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 # Rewards lie in [0, 1]: a bucket for exact zeros, tenths, and one that parts "almost" from 1.
@@ -85,6 +87,55 @@ class _SketchCollector:
             items.add_metric([kind, target], len(sketch.window))
         yield share
         yield items
+
+
+class QueueCollector:
+    """The families' job queues (``environments.extension.JobQueue``: EvoEnv's admissions) as
+    gauges, read when scraped: jobs queued and running (in the store, all replicas), the oldest
+    job's age, the queue's bound, and this process's busy workers."""
+
+    def __init__(self, queues: Sequence[JobQueue]) -> None:
+        self.queues = queues
+
+    def describe(self) -> Iterator[Metric]:
+        # The families without their samples: registering reads no store.
+        yield from self._families()
+
+    def _families(self) -> tuple[GaugeMetricFamily, ...]:
+        return (
+            GaugeMetricFamily(
+                "envserver_queue_jobs",
+                "Jobs in a family's queue (all replicas sharing its store), by state: queued "
+                "(waiting for a worker) or running (held by one).",
+                labels=["queue", "state"],
+            ),
+            GaugeMetricFamily(
+                "envserver_queue_oldest_seconds",
+                "Age of the oldest job in the queue, queued or running (0 when empty).",
+                labels=["queue"],
+            ),
+            GaugeMetricFamily(
+                "envserver_queue_limit",
+                "The most jobs the queue takes; more are refused with 429.",
+                labels=["queue"],
+            ),
+            GaugeMetricFamily(
+                "envserver_queue_busy_workers",
+                "This process's workers of the queue running a job now.",
+                labels=["queue"],
+            ),
+        )
+
+    def collect(self) -> Iterator[Metric]:
+        jobs, oldest, limit, busy = self._families()
+        for queue in self.queues:
+            state = queue.state()
+            jobs.add_metric([state.name, "queued"], state.queued)
+            jobs.add_metric([state.name, "running"], state.running)
+            oldest.add_metric([state.name], state.oldest_s)
+            limit.add_metric([state.name], state.limit)
+            busy.add_metric([state.name], state.busy)
+        yield from (jobs, oldest, limit, busy)
 
 
 @dataclass

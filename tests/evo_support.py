@@ -22,6 +22,9 @@ SETTINGS = EvoSettings(
     probe_secret=SecretStr("the evo tests' probe secret"),
     symbolic_cpu_s=1.0,
     admission_cpu_s=300.0,
+    admission_workers=1,
+    max_queued=64,
+    lease_s=30.0,
 )
 
 

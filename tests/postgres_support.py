@@ -7,9 +7,12 @@ import os
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from sqlalchemy import create_engine, make_url, text
 
 from tests.server import free_port
 
@@ -65,3 +68,14 @@ def postgres_server() -> Iterator[str]:
             )  # fmt: skip
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_database(server_url: str) -> str:
+    """A new, empty database on the server at ``server_url`` (from ``postgres_server``): its
+    URL. Tests that share one server start from an empty store this way."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f"CREATE DATABASE {name}"))
+    admin.dispose()
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)

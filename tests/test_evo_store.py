@@ -8,33 +8,40 @@ from pathlib import Path
 import pytest
 
 from environments.evo.admission import admit
+from environments.evo.contract import code_digest
 from environments.evo.seeds import seed_sources
-from environments.evo.store import Store
+from environments.evo.store import Store, Submission
 from tests.evo_support import SETTINGS
 
 SEEDS = seed_sources()
 
 
+def _admitted(store: Store, source: str, submitter: str = "tester") -> Submission:
+    """``source`` submitted, claimed from the queue, admitted and its verdict recorded."""
+    submission = store.submit(source, code_digest(source), submitter, max_queued=8)
+    assert store.submission(submission).status == "pending"
+    job = store.claim("tester-worker", lease_s=60)
+    assert job is not None and (job.submission, job.source) == (submission, source)
+    admission = admit(source, store.pool(), list(job.rollouts), settings=SETTINGS)
+    return store.record(submission, admission, "tester-worker")
+
+
 def _exercise(store: Store) -> None:
     source = SEEDS["knapsack"]
-    first = admit(source, store.pool(), settings=SETTINGS)
-    submission = store.submit(source, first.digest, "tester")
-    assert store.submission(submission).status == "pending"
-    recorded = store.record(submission, first)
+    recorded = _admitted(store, source)
     assert (recorded.status, recorded.env, recorded.submitter) == (
         "admitted", "evo/zero_one_knapsack@1", "tester",
     )  # fmt: skip
     assert [r["stage"] for r in recorded.reports] == ["L1", "L2", "L3", "L4", "L5"]
     (env,) = store.envs()
     assert (env.name, env.version, env.source, env.digest) == (
-        "zero_one_knapsack", 1, source, first.digest,
+        "zero_one_knapsack", 1, source, code_digest(source),
     )  # fmt: skip
     # The same code again is a duplicate of itself; new code under the name is version 2.
     again = admit(source, store.pool(), settings=SETTINGS)
     assert again.stage == "L5"
     changed = source.replace("4 + 2 * difficulty", "5 + 2 * difficulty")
-    second = admit(changed, [], settings=SETTINGS)
-    store.record(store.submit(changed, second.digest, "tester"), second)
+    assert _admitted(store, changed).env == "evo/zero_one_knapsack@2"
     versions = store.envs(include_retired=True)
     assert [(v.version, v.retired) for v in versions] == [(1, True), (2, False)]
     assert store.set_retired("zero_one_knapsack", True).retired

@@ -1,104 +1,82 @@
-"""The family's HTTP routes: submissions (admitted in the background), the admitted pool,
-retire and restore, on the store the core opened for this process (``EvoResources``). Errors
-leave as problem documents through the server's handlers."""
+"""The family's HTTP routes: submissions (queued in the store, admitted by the admission queue's
+workers: ``jobs``), the admitted pool, retire and restore, on the resources the core opened for
+this process (``EvoResources``). Replies are typed (``wire``); errors leave as problem documents
+through the server's handlers."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Depends, HTTPException
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from fastapi import APIRouter, Depends, HTTPException
 
-from environments.evo.admission import admit
 from environments.evo.calibration import Rollout
-from environments.evo.contract import MAX_SOURCE_CHARS, code_digest
 from environments.evo.resources import EvoResources
+from environments.evo.wire import (
+    EvoEnvInfo,
+    SubmissionAccepted,
+    SubmissionRequest,
+    SubmissionStatus,
+)
 from environments.extension import answers, injected
+from sandbox.pool import Overloaded
 
 router = APIRouter(prefix="/v1/evo", tags=["evo"])
 # Every error each route answers, as the core routes declare theirs: a JSON body malformed
 # (400), too large (413), not JSON (415) or not the schema (422); keys (401); unknown ids (404).
 _BODY = (400, 401, 413, 415, 422)
 
-
-class RolloutItem(BaseModel):
-    """A solver's response to one task of the submitted environment."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    # Strict: JSON true is not the integer 1 (pydantic's lax mode would take it as one).
-    seed: StrictInt = Field(..., ge=0, le=2**63 - 1)
-    difficulty: StrictInt
-    response: str = Field(..., max_length=100_000)
-
-
-class SubmissionRequest(BaseModel):
-    """An environment module to admit, who submits it, and optional solver rollouts (L4)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    source: str = Field(..., min_length=1, max_length=MAX_SOURCE_CHARS)
-    submitter: str = Field("anonymous", min_length=1, max_length=200)
-    rollouts: list[RolloutItem] = Field(default_factory=list, max_length=2000)
-
-
-class SubmissionAccepted(BaseModel):
-    """The id to poll at ``GET /v1/evo/submissions/{id}``."""
-
-    id: str
-    status: str
-
-
 Evo = Annotated[EvoResources, Depends(injected(EvoResources))]
 
 
-def _admit(evo: EvoResources, submission: str, request: SubmissionRequest) -> None:
+@router.post("/submissions", status_code=202, responses=answers(*_BODY, 429))
+def submit(request: SubmissionRequest, evo: Evo) -> SubmissionAccepted:
+    """Queue the submission's admission (L1-L5, all in the sandbox) and answer at once: poll
+    ``GET /v1/evo/submissions/{id}``. 429 with Retry-After when ``ENVSERVER_EVO_MAX_QUEUED``
+    submissions are queued or being admitted already, on all replicas of the store."""
     rollouts = [Rollout(r.seed, r.difficulty, r.response) for r in request.rollouts]
-    admission = admit(request.source, evo.store.pool(), rollouts, settings=evo.settings)
-    evo.store.record(submission, admission)
-
-
-@router.post("/submissions", status_code=202, responses=answers(*_BODY))
-def submit(request: SubmissionRequest, background: BackgroundTasks, evo: Evo) -> SubmissionAccepted:
-    """Record the submission and admit it in the background (L1-L5, all in the sandbox)."""
-    submission = evo.store.submit(request.source, code_digest(request.source), request.submitter)
-    background.add_task(_admit, evo, submission, request)
-    return SubmissionAccepted(id=submission, status="pending")
+    try:
+        submission = evo.admissions.submit(request.source, request.submitter, rollouts)
+    except Overloaded as exc:
+        raise HTTPException(
+            429, f"{exc}; retry later", headers={"Retry-After": str(exc.retry_after_s)}
+        ) from None
+    return SubmissionAccepted(id=submission)
 
 
 @router.get("/submissions/{submission}", responses=answers(401, 404))
-def submission_status(submission: str, evo: Evo) -> dict[str, Any]:
+def submission_status(submission: str, evo: Evo) -> SubmissionStatus:
     """Status (pending, admitted, rejected, error), the rejecting stage and reason, the per-stage
     reports and the environment it became."""
     try:
         found = evo.store.submission(submission)
     except KeyError:
         raise HTTPException(404, f"no submission {submission!r}") from None
-    return asdict(found)
+    return SubmissionStatus.model_validate(found)
 
 
 @router.get("/envs", responses=answers(401, 422))
-def admitted_envs(evo: Evo, include_retired: bool = False) -> list[dict[str, Any]]:
+def admitted_envs(evo: Evo, include_retired: bool = False) -> list[EvoEnvInfo]:
     """The admitted environments (with ``include_retired``, every version ever admitted)."""
-    return [env.public() for env in evo.store.envs(include_retired=include_retired)]
+    return [
+        EvoEnvInfo.model_validate(env) for env in evo.store.envs(include_retired=include_retired)
+    ]
 
 
-def _set_retired(evo: EvoResources, name: str, retired: bool) -> dict[str, Any]:
+def _set_retired(evo: EvoResources, name: str, retired: bool) -> EvoEnvInfo:
     try:
         env = evo.store.set_retired(name, retired)
     except KeyError:
         raise HTTPException(404, f"no admitted environment named {name!r}") from None
-    return env.public()
+    return EvoEnvInfo.model_validate(env)
 
 
 @router.post("/envs/{name}/retire", responses=answers(401, 404))
-def retire(name: str, evo: Evo) -> dict[str, Any]:
+def retire(name: str, evo: Evo) -> EvoEnvInfo:
     """Stop serving ``evo/<name>``: its task ids answer 410 until it is restored."""
     return _set_retired(evo, name, True)
 
 
 @router.post("/envs/{name}/restore", responses=answers(401, 404))
-def restore(name: str, evo: Evo) -> dict[str, Any]:
+def restore(name: str, evo: Evo) -> EvoEnvInfo:
     """Serve the newest version of ``evo/<name>`` again."""
     return _set_retired(evo, name, False)

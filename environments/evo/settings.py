@@ -30,7 +30,14 @@ class EvoSettings(FamilySettings):
     its probes could pay them alone. ``symbolic_cpu_s``: the CPU seconds CrossHair spends searching
     a submission's scorer, shared by its two searches (0 turns the symbolic search off).
     ``admission_cpu_s``: the sandbox CPU seconds one admission may spend, all its runs together
-    (a submission that needs more is refused, with the stage it reached)."""
+    (a submission that needs more is refused, with the stage it reached).
+
+    The admission queue (``jobs``): ``admission_workers`` threads in each server process admit
+    submissions one at a time each (0: this server admits none and only serves; another replica
+    on the store admits them); at most ``max_queued`` submissions wait or are being admitted in
+    the store, all replicas together (more are refused with 429); a worker holds its submission
+    for ``lease_s`` seconds at a time, renewed while it works, so the submission of a server that
+    stopped is taken again by any worker once that lapses."""
 
     model_config = SettingsConfigDict(env_prefix="ENVSERVER_EVO_")
 
@@ -43,6 +50,9 @@ class EvoSettings(FamilySettings):
     probe_secret: SecretStr | None = None
     symbolic_cpu_s: float = Field(1.0, ge=0.0, le=60.0)
     admission_cpu_s: float = Field(300.0, gt=0.0)
+    admission_workers: int = Field(1, ge=0, le=64)
+    max_queued: int = Field(64, ge=1)
+    lease_s: float = Field(30.0, ge=1.0, le=3600.0)
 
     @field_validator("pass_band", mode="before")
     @classmethod
