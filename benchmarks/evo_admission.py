@@ -2,7 +2,7 @@
 next to a built-in one of the same kind (single-turn knapsack, scored by task id), same run.
 
     python -m benchmarks.evo_admission [--tasks 48] [--rounds 3] [--admission-only]
-                                       [--baseline REVISION]
+                                       [--baseline REVISION] [--queue-only]
 
 Admission runs in this process against its own sandbox (the ten seeds, each against the ones
 before it), side by side with the pipeline of ``--baseline`` (by default the commit before
@@ -10,6 +10,10 @@ issue 38's search: its ``admission.py``, read from git and run on today's module
 today's without the symbolic search: seed by seed, the three in turn, so load hits each alike.
 Wall clock, and CPU time where the sandbox's workers are this process's children (the local
 backends): this process's and theirs, with the runs they reaped.
+
+The admission queue's reads on a SQLite store holding a full queue (``--queue-only`` runs
+only these): the state ``/readyz`` and ``/metrics`` read, and an idle worker's claim (once a
+second), next to the generation read every lookup makes, timed alternately in one process.
 
 A server started on a fresh store is timed until it serves the ten seeds (listed, one reset
 each), next to the same server restarted on that store. Serving starts one server, submits a
@@ -20,6 +24,7 @@ new environment, and times ``/v1/verify`` of expert responses by task id for the
 from __future__ import annotations
 
 import argparse
+import functools
 import subprocess
 import sys
 import tempfile
@@ -36,10 +41,12 @@ from pydantic import SecretStr
 from benchmarks.common import median, server
 from environments.evo.admission import admit
 from environments.evo.construct import expert_source
+from environments.evo.contract import code_digest
 from environments.evo.novelty import PoolEntry
 from environments.evo.program import run_calls, task_call
 from environments.evo.seeds import seed_sources
 from environments.evo.settings import EvoSettings
+from environments.evo.store import Store
 from envserver.registry import discover
 from envserver.testing import LiveServer
 
@@ -117,6 +124,33 @@ def report_admission(times: dict[str, list[tuple[float, float]]]) -> None:
     print(f"  today / baseline, median of the seeds' ratios: wall {walls:.1f}x, CPU {cpus:.1f}x")
 
 
+def queue_reads(rounds: int = 2000) -> None:
+    """Median microseconds of ``Store.counts`` and of a claim that finds every job held, next to
+    ``Store.generation``, on a store with a full queue (64 jobs, all held)."""
+    with tempfile.TemporaryDirectory(prefix="envserver-bench-queue-") as folder:
+        store = Store(f"sqlite:///{Path(folder) / 'evo.sqlite'}")
+        for seed in range(64):
+            source = expert_source(seed)
+            store.submit(source, code_digest(source), "bench", max_queued=64)
+            store.claim("bench", lease_s=3600)
+        reads: dict[str, Callable[[], object]] = {
+            "generation (every lookup)": store.generation,
+            "counts (/readyz, /metrics)": store.counts,
+            "claim, all held (idle poll)": functools.partial(store.claim, "idle", lease_s=30),
+        }
+        times: dict[str, list[float]] = {name: [] for name in reads}
+        for _ in range(rounds):
+            for name, read in reads.items():
+                started = time.perf_counter()
+                read()
+                times[name].append(time.perf_counter() - started)
+        store.close()
+    base = median(times["generation (every lookup)"])
+    print("the admission queue's reads, SQLite, 64 jobs held (median):")
+    for name, spent in times.items():
+        print(f"  {name:30s} {median(spent) * 1e6:7.0f} µs   {median(spent) / base:5.2f}x")
+
+
 def _submit(http: httpx.Client, source: str) -> None:
     submission = http.post("/v1/evo/submissions", json={"source": source}).json()["id"]
     while (status := http.get(f"/v1/evo/submissions/{submission}").json())["status"] == "pending":
@@ -173,8 +207,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--baseline", default=BASELINE, help="the revision to compare with")
     parser.add_argument("--admission-only", action="store_true", help="skip the servers")
+    parser.add_argument("--queue-only", action="store_true", help="the queue's reads alone")
     args = parser.parse_args()
 
+    queue_reads()
+    if args.queue_only:
+        return
     report_admission(admission_times(args.baseline))
     if args.admission_only:
         return
