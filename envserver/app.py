@@ -39,7 +39,6 @@ from envserver.sandbox_routes import router as sandbox_router
 from envserver.service import Service
 from envserver.stream import router as stream_router
 from envserver.tokens import StateTokens
-from sandbox import use_server as use_server_sandbox
 
 log = logging.getLogger("envserver")
 DESCRIPTION = """A stateless reward service for RL with verifiable rewards.
@@ -105,8 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # The sandbox first: verifier workers reach it through its socket from their start.
         sandbox = SandboxHost.start(settings)
-        # The server's own threads (a family's routes) reach it as its workers do.
-        use_server_sandbox(sandbox.socket_path, sandbox.reason)
+        sandbox.serve_this_process()
         # The families' resources (a store), this process's own: opened now, after any fork.
         registry.open(settings)
         setattr(app.state, RESOURCES_STATE, list(registry.resources.values()))

@@ -22,6 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from envserver.config import Settings
 from envserver.problems import Problem, problem_for
 from envserver.wire import ProblemKind
+from sandbox import use_server
 from sandbox.backends import SandboxConfig, memory_share, open_sandbox
 from sandbox.model import MODEL_MAXIMA, Limits
 from sandbox.pool import Overloaded, PoolHealth
@@ -60,6 +61,7 @@ class SandboxHost:
     _server: SandboxSocketServer | None
     _threads: ThreadPoolExecutor
     _socket_dir: str | None = None
+    _restore: Callable[[], None] | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> SandboxHost:
@@ -119,8 +121,16 @@ class SandboxHost:
             return PoolHealth(size=0, alive=0, busy=0, waiting=0, restarts=0, healthy=False)
         return self.sandbox.pool.health()
 
+    def serve_this_process(self) -> None:
+        """Make it this process's sandbox (``sandbox.default()``) and its children's, as it is
+        the verifier workers' (the server's own threads, a family's routes, reach it so), until
+        ``close`` puts back what was there (a server that stops in a process that goes on)."""
+        self._restore = use_server(self.socket_path, self.reason)
+
     def close(self) -> None:
         """Stop the socket and the workers."""
+        if self._restore is not None:
+            self._restore()
         if self._server is not None:
             self._server.close()
         if self.sandbox is not None:

@@ -18,6 +18,8 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sandbox.runner import Runs
 
 SOCKET_ENV = "ENVSERVER_SANDBOX_SOCKET"
@@ -26,11 +28,14 @@ _lock = _thread.allocate_lock()
 _default: Runs | None = None
 
 
-def use_server(socket_path: str | None, reason: str) -> None:
+def use_server(socket_path: str | None, reason: str) -> Callable[[], None]:
     """Make ``default()`` the server's sandbox in this process and the processes it starts: the
-    one at ``socket_path``, or, without one, a sandbox that fails every call with ``reason``."""
+    one at ``socket_path``, or, without one, a sandbox that fails every call with ``reason``.
+    Returns what puts this process's sandbox back as it was, for a server that stops in a
+    process that goes on (an app a test runs in its own process)."""
     global _default  # noqa: PLW0603 - see default()
     with _lock:
+        before = _default, os.environ.get(SOCKET_ENV), os.environ.get(UNAVAILABLE_ENV)
         _default = None
         if socket_path:
             os.environ[SOCKET_ENV] = socket_path
@@ -38,6 +43,18 @@ def use_server(socket_path: str | None, reason: str) -> None:
         else:
             os.environ[UNAVAILABLE_ENV] = reason or "the server's sandbox did not start"
             os.environ.pop(SOCKET_ENV, None)
+
+    def restore() -> None:
+        global _default  # noqa: PLW0603 - see default()
+        with _lock:
+            _default = before[0]
+            for name, value in ((SOCKET_ENV, before[1]), (UNAVAILABLE_ENV, before[2])):
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+    return restore
 
 
 def default() -> Runs:

@@ -9,6 +9,7 @@ Real servers on loopback; the docker backend is pointed at an engine socket that
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -98,3 +99,20 @@ def test_backend_none_serves_without_a_sandbox_and_is_ready(tmp_path: Path) -> N
         result = _verify(client)
         assert (result["status"], result["reward"]) == ("error", None), result
         assert "ENVSERVER_SANDBOX_BACKEND=none" in result["detail"], result
+
+
+def test_a_server_that_stops_puts_its_process_sandbox_back(tmp_path: Path) -> None:
+    # An app run in a process that goes on (a test's) must not leave that process's sandbox
+    # pointing at a socket that is gone, or failing every call with the stopped server's reason.
+    from fastapi.testclient import TestClient
+
+    import sandbox
+    from envserver.app import create_app
+    from envserver.config import Settings
+
+    before = {name: os.environ.get(name) for name in (sandbox.SOCKET_ENV, sandbox.UNAVAILABLE_ENV)}
+    settings = Settings(data_dir=tmp_path, pool_workers=1, warm_up=False, sandbox_backend="none")
+    with TestClient(create_app(settings)):
+        assert os.environ.get(sandbox.UNAVAILABLE_ENV)  # its own threads reach no sandbox
+    after = {name: os.environ.get(name) for name in before}
+    assert after == before
