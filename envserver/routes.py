@@ -292,4 +292,6 @@ async def metrics(request: Request) -> Response:
     """Prometheus metrics."""
     service = _service(request)
     service.metrics.in_flight.set(service.executor.in_flight)
-    return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+    # Off the event loop: collectors read when scraped, and a family's job queue reads its store.
+    exposition = await run_in_threadpool(generate_latest, service.metrics.registry)
+    return Response(exposition, media_type=CONTENT_TYPE_LATEST)
