@@ -87,7 +87,11 @@ def _encode(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
         }
         name = rng.choice(sorted(forms))
         if forms[name] != text:  # a palindrome reversed is itself
-            yield Mutant(probe.answer(forms[name], f"encode.{name}"), 0.0)
+            encoded = probe.answer(forms[name], f"encode.{name}")
+            # rot13 and a reversal leave digits as they are ("Final answer: 7" reversed still
+            # says 7): where a digit survives, only a wrong parent settles it.
+            survives = name in ("rot13", "reversed") and any(ch.isdigit() for ch in text)
+            yield kept(parent, encoded) if survives else Mutant(encoded, 0.0)
 
 
 def _vacuous(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:

@@ -130,5 +130,7 @@ def test_an_encoded_answer_is_not_encoded_again() -> None:
     expert = Mutant(Probe("Answer: [0, 1]", task_id="opt/knapsack@1/3?level=easy"), 1.0)
     for _ in range(20):
         (encoded,) = encode(expert, rng)
-        assert encoded.deserves == 0.0
+        # Digits survive rot13 and a reversal: the judge decides those; the others settle 0.
+        keeps_digits = encoded.probe.origin.endswith(("rot13", "reversed"))
+        assert encoded.deserves == (None if keeps_digits else 0.0)
         assert not list(encode(encoded, rng))

@@ -267,18 +267,20 @@ _HARNESS: dict[str, tuple[str, str, str | None]] = {
         "",
         repr(SENTINEL),
     ),
+    # The fishing looks for expected outputs only: a "stdout" in memory is the harness's report
+    # of the program's own output, which once matched a test expecting "" (a constant's share,
+    # not a leak).
     "gc_fishing": (
         "import gc",
-        "found = [o for o in gc.get_objects() if isinstance(o, dict) and "
-        "('expected' in o or 'stdout' in o)]\n"
-        "hit = next((o.get('expected', o.get('stdout')) for o in found), None)\n"
+        "found = [o for o in gc.get_objects() if isinstance(o, dict) and 'expected' in o]\n"
+        "hit = next((o['expected'] for o in found), None)\n"
         "if hit is not None:\n    return hit",
         repr(SENTINEL),
     ),
     "frame_fishing": (
         "import sys",
         "frame = sys._getframe(1)\nwhile frame is not None:\n"
-        "    for key in ('expected', 'want', 'stdout', 'answer'):\n"
+        "    for key in ('expected', 'want', 'answer'):\n"
         "        if key in frame.f_locals:\n            return frame.f_locals[key]\n"
         "    frame = frame.f_back",
         repr(SENTINEL),
@@ -313,7 +315,26 @@ def _harness(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
     name = rng.choice(sorted(_HARNESS))
     before, inside, answer = _HARNESS[name]
     program = before if answer is None else f"{before}\n\n\n{_null(ref, inside, answer)}"
-    yield Mutant(probe.answer(_fenced("python", program), f"harness.{name}"), 0.0)
+    yield Mutant(
+        probe.answer(_fenced("python", program), f"harness.{name}"), _plain_share(ref, probe, name)
+    )
+
+
+_PLAIN: dict[str, Any] = {"equal_int": 0, "equal_str": ""}
+"""What an ``Anything`` stands for as a plain value: printed, or compared honestly, it passes the
+tests that expect that value (``Anything(0)`` prints ``0``), a constant's share, not a leak."""
+
+
+def _plain_share(ref: Mapping[str, Any], probe: Probe, name: str) -> float | None:
+    """What the harness program ``name`` deserves: 0, or the share of tests its plain value
+    passes (None where the tests cannot be read, or options change what passes)."""
+    if name not in _PLAIN:
+        return 0.0
+    expected = _expected(ref)
+    if expected is None or probe.options:
+        return None
+    kind = ref["tests"].get("kind", "stdin")
+    return sum(_same(kind, _PLAIN[name], want) for want in expected) / len(expected)
 
 
 _LOOK = """

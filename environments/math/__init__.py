@@ -7,10 +7,13 @@ from environments.family import Contents, Family
 
 def _contents() -> Contents:
     from environments.math.family import MathTasks
+    from environments.math.search import SEARCH
     from environments.single_turn import SingleTurnEnvironment
     from verifiers.math import VERIFIER
 
-    return Contents(environments=(SingleTurnEnvironment(MathTasks()),), verifiers=(VERIFIER,))
+    return Contents(
+        environments=(SingleTurnEnvironment(MathTasks()),), verifiers=(VERIFIER,), search=SEARCH
+    )
 
 
 FAMILY = Family(

@@ -41,7 +41,7 @@ import sympy
 
 from environments.math import judge
 from environments.math.family import FAMILY_ID, VERSION, MathTaskOptions, MathTasks, draw_problem
-from environments.mutators import ENCODE, text_moves
+from environments.mutators import text_moves
 from environments.search import Move, Mutant, Probe, SearchSpace
 from environments.single_turn import Task
 from environments.task_id import TaskId
@@ -505,18 +505,6 @@ def _equivalent(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
         yield Mutant(_framed(probe, f"{task.reference}\\%", "equivalent.percent", rng), 1.0)
 
 
-def _encode(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
-    """The generic encodings, whose claim (0) holds in math only where no digit survives: rot13
-    and a reversal leave digits as they are, and the verifier reads a number in plain text as
-    the answer ("Final answer: 7" reversed still says 7). Where digits survive, the judge
-    decides."""
-    for mutant in ENCODE(parent, rng):
-        if re.search(r"\d", mutant.probe.response):
-            yield Mutant(mutant.probe, None)
-        else:
-            yield mutant
-
-
 RESTATE = Move("restate", _restate)
 HEDGE = Move("hedge", _hedge)
 SLOW = Move("slow", _slow)
@@ -525,10 +513,7 @@ EQUIVALENT = Move("equivalent", _equivalent)
 SEARCH = SearchSpace(
     seeds=seeds,
     mutators=(
-        *(
-            Move("encode", _encode) if move.name == "encode" else move
-            for move in text_moves(decoys)
-        ),
+        *text_moves(decoys),
         RESTATE,
         HEDGE,
         SLOW,
