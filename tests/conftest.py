@@ -103,8 +103,13 @@ def restricted_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live
         yield server
 
 
-STATS_KEYS = {"alice": "alice-key-0123456789", "bob": "bob-key-0123456789"}
-"""The keys of ``stats_server``: each caller's runs are its own."""
+STATS_KEYS = {
+    "alice": "alice-key-0123456789",
+    "bob": "bob-key-0123456789",
+    "fuzzer": "fuzzer-key-0123456789",
+}
+"""The keys of ``stats_server``: each caller's runs are its own (the fuzzer's stay apart from
+the tests that count theirs)."""
 
 
 @pytest.fixture(scope="session")

@@ -23,7 +23,7 @@ from tests.server import ROOT, LiveServer, free_port
 
 SECRET = "cli-test-secret-key"
 WRONG = "The answer is $\\boxed{-987654321}$."
-COMMANDS = ("serve", "audit", "envs", "reset", "step", "verify")
+COMMANDS = ("serve", "audit", "envs", "reset", "step", "verify", "reverify", "eval")
 FAMILY_TOOLS = ("alfworld", "opt", "sbol", "tamarin", "webshop")
 
 

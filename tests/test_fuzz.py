@@ -1,7 +1,9 @@
 """Fuzzing every route and protocol: no input makes the server fail, and every call is answered.
 
 - Schema-driven (schemathesis): valid and invalid bodies, paths and parameters generated from the
-  server's own OpenAPI document; every answer below 500, every error a problem document.
+  server's own OpenAPI document, against a server with every route on (statistics kept, so the
+  curriculum's routes answer too; a key of its own); every answer below 500, every error a
+  problem document.
 - The protocols OpenAPI does not describe: ``/v1/stream`` and OpenEnv's WebSocket (frame by
   frame: each gets its one answer, none a server error, and the socket stays up), ``/mcp`` (any
   method, any body: below 500, and at once) and OpenEnv's HTTP reset, which parses its own body.
@@ -27,23 +29,27 @@ from schemathesis import GenerationMode
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from tests.conftest import STATS_KEYS
+from tests.server import LiveServer
+
 MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 
 
-def operations(base_url: str) -> list[schemathesis.APIOperation]:
-    schema = schemathesis.openapi.from_url(f"{base_url}/openapi.json")
+def operations(base_url: str, headers: dict[str, str]) -> list[schemathesis.APIOperation]:
+    schema = schemathesis.openapi.from_url(f"{base_url}/openapi.json", headers=headers)
     return [result.ok() for result in schema.get_all_operations()]
 
 
 @pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
-def test_no_input_makes_the_server_fail(base_url: str, mode: GenerationMode) -> None:
+def test_no_input_makes_the_server_fail(stats_server: LiveServer, mode: GenerationMode) -> None:
+    base_url, key = stats_server.base_url, {"authorization": f"Bearer {STATS_KEYS['fuzzer']}"}
     checked = []
-    for operation in operations(base_url):
+    for operation in operations(base_url, key):
 
         @given(case=operation.as_strategy(generation_mode=mode))
         @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
         def call(case: schemathesis.Case) -> None:
-            response = case.call(base_url=base_url, timeout=60)
+            response = case.call(base_url=base_url, headers=key, timeout=60)
             assert response.status_code < 500, (case.as_curl_command(), response.text)
             if response.status_code >= 400:
                 assert response.headers["content-type"][0].startswith("application/problem+json")

@@ -97,9 +97,9 @@ def test_solver_matches_enumeration_on_small_random_graphs() -> None:
 
 def test_a_proper_colouring_is_valued_by_its_distinct_colours() -> None:
     result = _score(TRIANGLE, "[1, 2, 3, 1]", 3.0)
-    assert (result.status, result.reward, result.components["objective"]) == ("ok", 1.0, 3.0)
+    assert (result.status, result.reward, result.metrics["objective"]) == ("ok", 1.0, 3.0)
     # Large or gappy colour numbers are allowed; only how many distinct ones counts.
-    assert _score(TRIANGLE, "[7, 100, 3, 7]", 3.0).components["objective"] == 3.0
+    assert _score(TRIANGLE, "[7, 100, 3, 7]", 3.0).metrics["objective"] == 3.0
     # Every vertex its own colour is feasible but poor: ratio 3/4.
     assert _score(TRIANGLE, "[1, 2, 3, 4]", 3.0).reward == pytest.approx(0.75)
     assert _score(TRIANGLE, "1 -> 2 -> 3 -> 1", 3.0).reward == 1.0

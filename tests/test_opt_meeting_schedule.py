@@ -113,7 +113,7 @@ def test_the_empty_schedule_is_feasible_and_worth_nothing() -> None:
     for answer in ("[]", "[ ]", "[]."):
         result = _score(OFFICE, answer)
         assert (result.status, result.reward) == ("ok", 0.0), result
-        assert (result.components["feasible"], result.components["objective"]) == (1.0, 0.0)
+        assert (result.components["feasible"], result.metrics["objective"]) == (1.0, 0.0)
 
 
 # --- the check -------------------------------------------------------------------------------
@@ -122,14 +122,14 @@ def test_the_empty_schedule_is_feasible_and_worth_nothing() -> None:
 def test_a_valid_schedule_is_valued_by_its_attendees() -> None:
     answer = "[(0, 1, 540), (1, 0, 600), (2, 0, 630)]"
     result = _score(OFFICE, answer)
-    assert (result.status, result.reward, result.components["objective"]) == ("ok", 1.0, 7.0)
+    assert (result.status, result.reward, result.metrics["objective"]) == ("ok", 1.0, 7.0)
     assert _score(OFFICE, "[[0, 1, 540], [1, 0, 600], [2, 0, 630]]").reward == 1.0
     assert _score(OFFICE, "(0, 1, 540), (1, 0, 600), (2, 0, 630)").reward == 1.0
-    assert _score(OFFICE, "(2, 0, 540)").components["objective"] == 3.0  # one triple alone
+    assert _score(OFFICE, "(2, 0, 540)").metrics["objective"] == 3.0  # one triple alone
     # Back to back in a room and for attendee 1 (0 ends at 600 when 1 starts), and ending right
     # at the lunch break, are allowed.
     assert _score(OFFICE, "[(0, 0, 540), (1, 0, 600), (2, 1, 930)]").status == "ok"
-    assert _score(OFFICE, "[(2, 0, 630)]").components["objective"] == 3.0
+    assert _score(OFFICE, "[(2, 0, 630)]").metrics["objective"] == 3.0
 
 
 @pytest.mark.parametrize(

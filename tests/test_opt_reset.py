@@ -70,7 +70,7 @@ def test_scoring_proves_the_optimum_once_and_scores_the_expert_one(name: str) ->
     state = {"seed": 103, "options": options.model_dump(mode="json"), "attempt": 0}
     expert = env.expert_action(state)
     score = env.score_response(103, options, expert)
-    assert (score.status, score.reward, score.components["optimal"]) == ("ok", 1.0, 1.0)
+    assert (score.status, score.reward, score.metrics["optimal"]) == ("ok", 1.0, 1.0)
     assert env.score_response(103, options, "Answer: [").status == "invalid"
     # Later scores of the same instance reuse the proved optimum (cached by digest).
     assert calls == [name]
@@ -88,4 +88,4 @@ def test_scoring_by_task_id_over_http_proves_the_optimum_then(base_url: str) -> 
         items = [{"task_id": task_id, "response": expert}, {"task_id": task_id, "response": "x"}]
         results = http.post("/v1/verify", json={"items": items}).json()["results"]
     assert [(r["status"], r["reward"]) for r in results] == [("ok", 1.0), ("invalid", 0.0)]
-    assert results[0]["components"]["optimal"] == 1.0
+    assert results[0]["metrics"]["optimal"] == 1.0

@@ -85,14 +85,14 @@ def test_an_episode_moves_between_processes(
     reset = first.post("/v1/envs/math/reset", json={"seed": 11, "options": options})
     assert reset.status_code == 200, reset.text
     wrong = second.post(
-        "/v1/envs/math/step", json={"state": reset.json()["state"], "action": "\\boxed{x+1}"}
+        "/v1/envs/math/step", json={"state": reset.json()["state"], "action": "\\boxed{-987654321}"}
     )
     assert wrong.status_code == 200, wrong.text
     assert (wrong.json()["status"], wrong.json()["reward"]) == ("ok", 0.0)
     assert not wrong.json()["terminated"]
     # Back to the first process with the second's token: the last attempt ends the episode.
     last = first.post(
-        "/v1/envs/math/step", json={"state": wrong.json()["state"], "action": "\\boxed{x+1}"}
+        "/v1/envs/math/step", json={"state": wrong.json()["state"], "action": "\\boxed{-987654321}"}
     )
     assert last.status_code == 200, last.text
     assert (last.json()["status"], last.json()["terminated"]) == ("ok", True)
@@ -124,14 +124,14 @@ def test_a_killed_process_loses_no_episode_and_is_replaced(tmp_path: Path) -> No
             options = {"difficulty": "medium", "max_attempts": 3}
             state = first.post("/v1/envs/math/reset", json={"seed": 5, "options": options})
             os.kill(doomed, signal.SIGKILL)
-            step = {"state": state.json()["state"], "action": "\\boxed{x}"}
+            step = {"state": state.json()["state"], "action": "\\boxed{-987654321}"}
             moved = second.post("/v1/envs/math/step", json=step)
             assert moved.status_code == 200, moved.text
             # uvicorn's supervisor starts a fresh process, which serves the episode on.
             fresh = pin(server, 1, besides=(doomed, survivor))
             (client,) = fresh.values()
             try:
-                step = {"state": moved.json()["state"], "action": "\\boxed{x}"}
+                step = {"state": moved.json()["state"], "action": "\\boxed{-987654321}"}
                 last = client.post("/v1/envs/math/step", json=step)
                 assert last.status_code == 200, last.text
                 assert last.json()["status"] == "ok"

@@ -74,7 +74,8 @@ NOT_THE_FAMILY = re.compile(
     r"exit code|untrusted code|return code|status code|\bcode: str\b|self\.code\b|\bcode = |=code\b"
     r"|</?code\b|^code \{"  # HTML's <code> element and its style
     r'|"code": '  # the key of OpenEnv's error messages
-    r"|^import math$|^from math import [\w, ]+$|(?<![\w.])math\.isfinite\("  # Python's math module
+    # Python's math module
+    r"|^import math$|^from math import [\w, ]+$|(?<![\w.])math\.(isfinite\(|inf\b)"
 )
 
 

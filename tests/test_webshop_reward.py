@@ -165,7 +165,7 @@ def test_total_weights_counts_not_averages() -> None:
     result = get_reward(PRODUCT, g, 10.0, {"scent": "lavender"})
     # 1 of 3 attributes + 1 of 1 option + price, over 3 + 1 + 1.
     assert result.total == pytest.approx(3 / 5)
-    assert result.components()["w_att"] == pytest.approx(3 / 5)
+    assert result.metrics()["w_att"] == pytest.approx(3 / 5)
 
 
 @pytest.mark.parametrize(
