@@ -66,10 +66,10 @@ def _mount_family(app: FastAPI, router: APIRouter) -> None:
 
 @asynccontextmanager
 async def _queues_worked(app: FastAPI, registry: Registry, metrics: Metrics) -> AsyncIterator[None]:
-    """The families' job queues (EvoEnv's admissions) worked in this server process while the
-    block runs, and shown in /readyz and /metrics. Only server processes work them: pool workers
-    open the same resources and never start them. On the way out they stop first, so the jobs
-    held here go back to the store while it is open."""
+    """The families' job queues (a submitted environment's admission, say) worked in this server
+    process while the block runs, and shown in /readyz and /metrics. Only server processes work
+    them: pool workers open the same resources and never start them. On the way out they stop
+    first, so the jobs held here go back to the store while it is open."""
     queues = [
         queue
         for family, extension in registry.extensions.items()

@@ -90,7 +90,7 @@ class _SketchCollector:
 
 
 class QueueCollector:
-    """The families' job queues (``environments.extension.JobQueue``: EvoEnv's admissions) as
+    """The families' job queues (``environments.extension.JobQueue``) as
     gauges, read when scraped: jobs queued and running (in the store, all replicas), the oldest
     job's age, the queue's bound, and this process's busy workers."""
 

@@ -573,7 +573,7 @@ class CurriculumReport(WireReply):
 class QueueHealth(WireReply):
     """A family's job queue in ``/readyz``."""
 
-    name: str = Field(description="The queue (evo/admission).")
+    name: str = Field(description="The queue: the family and its name.")
     queued: int = Field(description="Jobs waiting for a worker, on any replica.")
     running: int = Field(description="Jobs a worker holds now, on any replica.")
     oldest_s: float = Field(description="Age of the oldest job, queued or running (0: none).")
@@ -634,6 +634,7 @@ class Health(WireReply):
     )
     queues: list[QueueHealth] = Field(
         default_factory=list,
-        description="/readyz: the families' job queues (EvoEnv's admissions): what they hold "
-        "in their store (every replica sharing it) and this process's workers.",
+        description="/readyz: the families' job queues (admissions of submitted environments, "
+        "say): what they hold in their store (every replica sharing it) and this process's "
+        "workers.",
     )
