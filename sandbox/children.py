@@ -26,6 +26,9 @@ from sandbox import cgroups, frames, harness, isolation, landlock, linux, record
 from sandbox.jobs import Limits
 
 SHM_MB = 64  # each run's private /dev/shm (full isolation)
+CLEANUP_S = 10.0
+"""How long the clean-up after a run may keep killing what the run left before the worker gives
+up (the run is then the sandbox's failure)."""
 # Runs' niceness, where the worker's starter sets it (the docker backend: the worker and its runs
 # share one container's CPU quota, and a fork bomb's processes would starve the worker that kills
 # them; inside the container's group, niceness shares only the container's own CPU).
@@ -325,17 +328,22 @@ class Children:
         """After a request: no process of the run survives, and none is left unreaped (zombies
         still count against the uid's process limit). With a PID namespace the kernel has
         killed them all; without one, every descendant stays in the worker's tree (it is a
-        subreaper), so the tree is frozen and killed here, daemons included."""
-        if not self.full:
-            _kill_descendants()
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
+        subreaper), so the tree is frozen and killed here, daemons included, again until none is
+        left: a process killed in the middle of a fork leaves a child that no pass saw, which
+        comes back to the worker and forks on (under load, one pass and a wait let such a bomb
+        outlive its run and starve the next run's forks)."""
+        deadline = time.monotonic() + CLEANUP_S
+        while True:
+            if not self.full:
+                _kill_descendants()
             try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
+                while os.waitpid(-1, os.WNOHANG)[0] != 0:
+                    pass
             except ChildProcessError:
                 return
-            if pid == 0:
-                time.sleep(0.001)
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"a run's processes outlived {CLEANUP_S:g} s of killing")
+            time.sleep(0.001)
 
 
 def _run_environment(library_path: str) -> tuple[str, ...]:
