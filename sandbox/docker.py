@@ -14,6 +14,7 @@ and the attack suite (tests/test_sandbox_attacks.py) runs through it.
 from __future__ import annotations
 
 import contextlib
+import secrets
 import select
 import socket
 import struct
@@ -22,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from sandbox import frames
 from sandbox.children import RUN_NICE_ENV
-from sandbox.pool import START_TIMEOUT_S, WORKER_ENV, WorkerFactory, WorkerLost
+from sandbox.pool import (
+    POOL_IDS,
+    SLOTS_PER_POOL,
+    START_TIMEOUT_S,
+    WORKER_ENV,
+    WorkerFactory,
+    WorkerLost,
+)
 
 if TYPE_CHECKING:
     from sandbox.backends import SandboxConfig
@@ -32,6 +40,13 @@ if TYPE_CHECKING:
 CONTAINER_ENV = {name: value for name, value in WORKER_ENV.items() if name != "PATH"}
 CONTAINER_ENV[RUN_NICE_ENV] = "10"  # the worker before its runs, within the container's CPU
 _STDOUT = 1
+NOBODY = 65534
+UID_BASE = 100_000
+"""Each container worker runs as a uid of its own, from here up (a pool's 16 slots at a random
+place among 2,048: below the local backend's run uids, which start at 200,000). The kernel
+counts a run's process limit (``RLIMIT_NPROC``) per uid across the host: with one uid for every
+container (the image's 65534), a fork bomb in one container, or a busy neighbour, made another
+container's honest run fail to fork."""
 
 
 def unavailable(image: str) -> str | None:
@@ -81,7 +96,7 @@ class ContainerWorker:
     isolation = "container"
     memory_cap = "container"  # the container's own memory limit holds every run together
 
-    def __init__(self, config: SandboxConfig, slot: int) -> None:
+    def __init__(self, config: SandboxConfig, slot: int, uid: int = NOBODY) -> None:
         import docker  # noqa: PLC0415 - optional dependency
 
         self.client = docker.from_env(timeout=10)
@@ -104,7 +119,7 @@ class ContainerWorker:
         )
         created = api.create_container(
             config.docker_image,
-            user="65534:65534",
+            user=f"{uid}:{uid}",
             stdin_open=True,
             tty=False,
             environment=CONTAINER_ENV,
@@ -166,14 +181,16 @@ class ContainerWorker:
 
 
 class _Factory:
-    """Starts a container worker per slot."""
+    """Starts a container worker per slot, each as a uid of its own (see ``UID_BASE``)."""
 
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
+        self.pool_id = secrets.randbelow(POOL_IDS)
 
     def __call__(self, slot: int) -> ContainerWorker:
+        uid = UID_BASE + self.pool_id * SLOTS_PER_POOL + slot % SLOTS_PER_POOL
         try:
-            return ContainerWorker(self.config, slot)
+            return ContainerWorker(self.config, slot, uid)
         except OSError:
             raise
         except Exception as exc:
