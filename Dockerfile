@@ -33,7 +33,8 @@ RUN if [ -f ca-certificates.crt ]; then export PIP_CERT=$PWD/ca-certificates.crt
     && pip install -q '.[math,sbol,evo]' 'setuptools>=77' && pip uninstall -q -y envserver
 
 # The sandbox's worker image: the docker backend starts `python -m sandbox.zygote` in long-lived
-# containers of it (no network, read-only root, every capability dropped, uid 65534).
+# containers of it (no network, read-only root, every capability dropped; 65534 here, and a uid
+# of its own per container from the backend, sandbox/docker.py).
 FROM deps AS sandbox
 COPY README.md ./
 COPY envserver ./envserver
