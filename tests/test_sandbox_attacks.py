@@ -510,8 +510,9 @@ def test_fork_bomb(box: Box, program: str) -> None:
     else:
         assert "parent leaves" in rec.stdout, _show(rec)
     # Reaping 64 forking processes on a 2-core machine that runs the rest of the suite took up
-    # to 0.6 s past the limit (1.604 s seen): the bound is the kill's promptness, not a timing.
-    assert rec.wall_s <= limits.wall_s + 1.0, _show(rec)
+    # to 1.8 s past the limit (2.832 s seen, the container tests beside it): the bound is the
+    # kill's promptness, not a timing.
+    assert rec.wall_s <= limits.wall_s + 2.5, _show(rec)
     assert elapsed <= limits.wall_s + 3, elapsed
     _assert_no_run_processes(box.run_uids)
 
