@@ -43,6 +43,7 @@ from environments.sbol.family import FAMILIES, VERSION, SbolOptions, SbolTask
 from environments.search import Move, Mutant, Probe, SearchSpace, must_pay
 from environments.task_id import TaskId
 from verifiers.sbol.reward import CircuitOptions, combine
+from verifiers.sbol.spec import CircuitSpec
 
 SUITE = Path(__file__).with_name("redteam.toml")
 BY_ID = {family.id: family for family in FAMILIES}
@@ -105,7 +106,12 @@ def seeds(rng: random.Random) -> Iterator[Mutant]:
         broken = ""
     if broken and broken != program.render(task.answer):
         probe = Probe(_fenced(broken), task_id=task_id, origin=f"seed: {defect}")
-        yield Mutant(probe, _levels(program.DEFECTS[defect] - 1, {}))
+        level = program.DEFECTS[defect]
+        # A function-level defect breaks a circuit checked exactly; one checked up to
+        # isomorphism may survive it (two reporters trading promoters is the same topology),
+        # so there the claim is left to the verifier's other levels.
+        exact = CircuitSpec.model_validate(task.reference).check == "exact"
+        yield Mutant(probe, _levels(level - 1, {}) if level < 5 or exact else None)
     yield rng.choice(must_pay(SUITE))
 
 
@@ -121,6 +127,9 @@ def decoys(probe: Probe, rng: random.Random) -> Sequence[str]:
 # --- the family's own moves -----------------------------------------------------------------
 
 
+JUNK_LEVELS = 2
+"""The levels a valid document of junk passes (execution, validity) and is paid for."""
+
 Change = Callable[[str, random.Random], tuple[str, str, int | None] | None]
 """A change of a program: the new source, the variant's name, and how many levels it can still
 pass (None: as many as its parent); None when the change does not apply."""
@@ -130,7 +139,8 @@ def _edit(name: str, change: Change, *, keeps_right: bool = True) -> Move:
     """A move that changes the parent's one program; the mutant deserves the reward of the
     levels it can still pass, or what its parent deserves. A change that may spoil a right
     answer (``keeps_right=False``: junk beside the circuit) only bounds a parent's partial
-    reward: a verifier refusing a right answer with junk in it refuses nothing legitimate."""
+    reward: a verifier refusing a right answer with junk in it refuses nothing legitimate; nor
+    can it claim less than junk alone earns (``JUNK_LEVELS``)."""
 
     def make(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
         probe = parent.probe
@@ -140,8 +150,10 @@ def _edit(name: str, change: Change, *, keeps_right: bool = True) -> Move:
             return
         text, variant, levels = changed
         due = parent.deserves if levels is None else _levels(levels, probe.options)
-        if not keeps_right and due == 1.0:
-            due = None
+        if not keeps_right and due is not None:
+            # Junk is a document of its own: valid, it earns the first two levels' partial
+            # credit (the hierarchical reward's, by design) wherever the parent earned less.
+            due = None if due == 1.0 else max(due, _levels(JUNK_LEVELS, probe.options))
         origin = f"{name}.{variant}" if variant else name
         yield Mutant(probe.answer(_fenced(text), origin), due)
 
