@@ -990,8 +990,9 @@ def test_cpp_fork_bomb(box: Box) -> None:
     rec = box.sb.run(RunRequest(language="cpp", source=CPP_FORK_BOMB, limits=limits))
     assert rec.compile is None or rec.compile.status == "ok", rec.compile
     assert rec.status == "timeout", _show(rec)
-    # As in test_fork_bomb: the bound is the kill's promptness (1.568 s seen under the suite).
-    assert rec.wall_s <= limits.wall_s + 1.0, _show(rec)
+    # As in test_fork_bomb: the bound is that the kill comes, not how fast a loaded machine
+    # reaps 64 forking processes (1.568 s seen under the suite; 3.920 s in a full .ci/run).
+    assert rec.wall_s <= limits.wall_s + 4.0, _show(rec)
     _assert_no_run_processes(box.run_uids)
 
 
@@ -1081,7 +1082,11 @@ def test_memory_of_many_processes_is_capped_together(box: Box) -> None:
         sampler.done.set()
         sampler.join()
     assert sampler.peak_mb > 300, "the sampler saw none of the run's memory"
-    assert sampler.peak_mb <= limits.memory_mb * 1.1, sampler.peak_mb
+    # The sampler reads the processes one after another, not at one instant: on a loaded
+    # machine one read before a child is killed and another after its sibling grew into the
+    # freed pages add up past the limit (1,214 MiB seen in a full .ci/run). The cgroup's own
+    # peak below (rec.memory_mb) is the exact check; this one says the run never held much more.
+    assert sampler.peak_mb <= limits.memory_mb * 1.25, sampler.peak_mb
     assert rec.status == "memory_limit", _show(rec)
     assert 400 <= rec.memory_mb <= limits.memory_mb * 1.05, _show(rec)
     assert int(rec.stdout.split()[1]) >= 1, _show(rec)  # children were killed for it
