@@ -46,6 +46,11 @@ FRAGMENTS = [
     ("\\frac{1}{2}\\frac{1}{3}", "\\frac{1}{3}"),
     ("The answer is \\frac{1}{3} \\frac{1}{2}", "\\frac{1}{3}"),
     ("The answer is 4 3", "4"),
+    # A word glued to a number is part of it, read as its box would be: 4pi is 4·p·i, and a
+    # base64 blob that opens with "4oCL" (a zero-width space, encoded) is not the number 4.
+    ("The answer is 4pi.", "4"),
+    ("4oCLRmluYWwgYW5zd2VyOiBbXGJveGVkezQuMH1d4oCL", "4"),
+    ("So 4.0abc", "4"),
 ]
 
 # Each scored 0 before this change: math-verify read a fragment of the right answer.
@@ -73,6 +78,9 @@ HONEST = [
     ("The answer is 1,000", "1000"),
     ("The answer is 1 000", "1000"),
     ("Adding, we get 4. Check: x = 2", "2"),
+    # A unit glued to its number is read as its box reads it: 4 kilometres is 4.
+    ("It is 4km away.", "4"),
+    ("The answer is 4cm.", "4"),
     # Delimited math was already read whole, and still is.
     ("$2^{\\frac{1}{2}}$", "\\sqrt{2}"),
 ]
@@ -188,6 +196,7 @@ def test_whole_expression_grows_a_match_to_its_expression() -> None:
     assert whole("The answer is 2\\sqrt{3}, done") == "2\\sqrt{3}"
     assert whole("The answer is 4 (see above).") is None
     assert whole("The answer is 4 apples.") is None
+    assert whole("The answer is 4pi.") == "4pi"
     assert whole("Final answer: 7") is None
     assert whole("So 2^{\n\\frac{1}{2}} and more") == "2^{\n\\frac{1}{2}}"
     assert whole("Work: {a}. Then \\frac{1}{2} is it.") is None

@@ -95,14 +95,16 @@ def _where(match: re.Match[str]) -> tuple[tuple[Span, ...], frozenset[str]]:
 
 
 # What an expression is made of, outside braces: commands, escaped characters, numbers (also
-# with thousands separators), operators and brackets, spaces, and single letters (variables).
-# A word of two letters or more is prose, and ends the expression; so does any other character
-# (a sentence's full stop or colon, a comma outside brackets, a dollar sign). A single letter
+# with thousands separators), operators and brackets, spaces, single letters (variables), and
+# a word glued to a number ("4pi", "4km", "4oCL"), which is read as its box would read it (4km
+# is 4 in kilometres; 4pi is 4·p·i, not 4π), never as the bare number before it. Any other word
+# of two letters or more is prose, and ends the expression; so does any other character (a
+# sentence's full stop or colon, a comma outside brackets, a dollar sign). A single letter
 # followed by a word is prose too ("a day", "I got").
 _TOKEN = re.compile(
     r"\\[A-Za-z]+|\\.|\d{1,3}(?:,\d{3})+(?![\d.])|\d+(?:\.\d+)?|\.\d+"
     r"|[-+*/^_=()\[\]|!<>'&%~\u00d7\u00f7\u00b7\u2212\u03c0\u221a\u221e]|[ \t]+"
-    r"|(?<![A-Za-z])[A-Za-z](?![A-Za-z])(?![ \t]+[A-Za-z]{2})"
+    r"|(?<=\d)[A-Za-z]+|(?<![A-Za-z])[A-Za-z](?![A-Za-z])(?![ \t]+[A-Za-z]{2})"
 )
 _WORD = re.compile(r"[A-Za-z]+|.", re.DOTALL)
 _OPEN, _CLOSE = "([", ")]"
