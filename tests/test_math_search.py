@@ -56,6 +56,7 @@ TRIES = 400
         ("\\boxed{\\sin(1)}", "72", None),
         ("\\boxed{25\\%}", "25", None),
         ("\\boxed{3\\frac{1}{2}}", "\\frac{7}{2}", None),
+        ("\\boxed{" + "(" * 400 + "72" + ")" * 400 + "}", "72", None),  # its reader recurses
     ],
 )
 def test_the_judge(response: str, reference: str, deserves: float | None) -> None:

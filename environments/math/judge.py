@@ -34,6 +34,7 @@ _FRACTIONS = {r"\frac", r"\dfrac", r"\tfrac"}
 _TIMES = {r"\cdot", r"\times", "*"}
 _OPENING = {"(": ")", "[": "]", r"\{": r"\}", "{": "}"}
 _MAX_EXPONENT = 64  # no answer the search makes needs more; more is a slow answer, not judged
+_MAX_NESTING = 50  # brackets deep; the reader recurses per level (a search nested 400 deep)
 
 
 class Unreadable(Exception):
@@ -287,6 +288,12 @@ class _Reader:
 
 def read(text: str) -> Reading:
     """Read one answer's LaTeX (a box's content); ``Unreadable`` where it cannot."""
+    depth = deepest = 0
+    for char in text:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    if deepest > _MAX_NESTING:
+        raise Unreadable(f"brackets nested more than {_MAX_NESTING} deep")
     reader = _Reader(text)
     value = reader.answer()
     reader.done()
