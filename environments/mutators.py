@@ -89,9 +89,12 @@ def _encode(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
         if forms[name] != text:  # a palindrome reversed is itself
             encoded = probe.answer(forms[name], f"encode.{name}")
             # rot13 and a reversal leave digits as they are ("Final answer: 7" reversed still
-            # says 7): where a digit survives, only a wrong parent settles it.
+            # says 7), and they scramble the words that made a parent wrong: "Final answer: $3$
+            # Final answer: $4$" (two answers) in rot13 is two numbers in prose, of which the
+            # last is read, as it is in any worked solution. Where a digit survives, the
+            # family's judge decides.
             survives = name in ("rot13", "reversed") and any(ch.isdigit() for ch in text)
-            yield kept(parent, encoded) if survives else Mutant(encoded, 0.0)
+            yield Mutant(encoded, None if survives else 0.0)
 
 
 def _vacuous(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:

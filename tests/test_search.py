@@ -106,7 +106,11 @@ def test_generic_moves_settle_what_they_can() -> None:
         for mutant in moves["encode"](right, rng):  # digits survive rot13 and a reversal
             keeps_digits = mutant.probe.origin.endswith(("rot13", "reversed"))
             assert mutant.deserves == (None if keeps_digits else 0.0)
-        assert all(m.deserves == 0.0 for m in moves["encode"](wrong, rng))
+        # A wrong parent's digits survive too, and the words that made it wrong may not ("Final
+        # answer: $3$ Final answer: $4$" in rot13 is two numbers in prose): the judge decides.
+        for mutant in moves["encode"](wrong, rng):
+            keeps_digits = mutant.probe.origin.endswith(("rot13", "reversed"))
+            assert mutant.deserves == (None if keeps_digits else 0.0)
         assert all(m.deserves == 0.0 for m in moves["vacuous"](right, rng))
         assert all(m.deserves is None for m in moves["wrap"](right, rng))
         assert all(m.deserves == 0.0 for m in moves["wrap"](wrong, rng))
