@@ -26,6 +26,8 @@ from typing import TypeAlias
 
 import sympy
 
+from verifiers.math_bounds import nesting  # counting brackets decides no verdict
+
 _TOKEN = re.compile(
     r"\s+|\\[A-Za-z]+|\\[,;:! {}]|\d+\.\d+|\d+|\.\d+|[A-Za-z]|[-+*/^_=()\[\]{},.]|\S"
 )
@@ -288,11 +290,7 @@ class _Reader:
 
 def read(text: str) -> Reading:
     """Read one answer's LaTeX (a box's content); ``Unreadable`` where it cannot."""
-    depth = deepest = 0
-    for char in text:
-        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(char, 0)
-        deepest = max(deepest, depth)
-    if deepest > _MAX_NESTING:
+    if nesting(text) > _MAX_NESTING:
         raise Unreadable(f"brackets nested more than {_MAX_NESTING} deep")
     reader = _Reader(text)
     value = reader.answer()
