@@ -11,6 +11,7 @@ from dataclasses import replace
 from functools import cache
 
 import pytest
+import z3
 
 pytest.importorskip("pyslang")
 pytest.importorskip("z3")
@@ -18,6 +19,7 @@ pytest.importorskip("z3")
 from environments.datafiles import open_text
 from environments.sva.loader import Split, source
 from environments.sva.mutants import mutants
+from verifiers.sva import check as check_module
 from verifiers.sva.api import (
     Assertion,
     CheckOptions,
@@ -28,6 +30,7 @@ from verifiers.sva.api import (
     parse_assertion,
 )
 from verifiers.sva.check import holds_on
+from verifiers.sva.lasso import Lasso
 
 MACHINE_SIGNALS = [f"sig_{c}" for c in "ABCDEFGHIJ"]
 JASPER = CheckOptions()
@@ -330,6 +333,23 @@ def _assert_counterexamples_separate(
         assert (cex.holds == "a") == ha
         vcd = cex.to_vcd()
         assert vcd.startswith("$date") and "$enddefinitions" in vcd
+
+
+def test_the_trace_as_found_is_read_before_the_quieting_replaces_it() -> None:
+    """A counterexample that does not re-check falls back to the solver's model as found: read
+    before the quieting's checks replace the model, it is another trace, not the quiet one."""
+    deadline = time.monotonic() + 30
+    lasso = Lasso(4, {"x": 4}, depth=1, deadline=deadline)
+    s = z3.Solver()
+    s.add(*lasso.constraints, lasso.vars["x"][0] == 9, lasso.vars["x"][2] == 5)
+    assert s.check() == z3.sat
+    as_found = check_module._read(s.model(), lasso, "a")
+    found, quiet = check_module._counterexamples(s, lasso, "a", deadline, spent=5.0)
+    assert found == as_found
+    x = quiet.signals["x"]
+    assert (x[0], x[2]) == (9, 5)
+    assert sum(now != before for before, now in zip([0, *x], x, strict=False)) == 2  # from 0
+    assert quiet != found
 
 
 # --------------------------------------------------------------------------------------------

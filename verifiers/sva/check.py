@@ -20,21 +20,14 @@ MINIMISE_ROUNDS = 24
 CACHE_SIZE = 4096
 
 
-def _counterexample(
-    s: z3.Solver,
-    lasso: Lasso,
-    holds: Literal["a", "b"],
-    deadline: float,
-    spent: float,
-    *,
-    quiet: bool = True,
-) -> Counterexample:
-    """Read a trace from the model, after making it quiet unless ``quiet`` is off: signals
-    start at 0 and keep their value, except where the difference needs a toggle (greedy, by
-    unsat cores)."""
+def _counterexamples(
+    s: z3.Solver, lasso: Lasso, holds: Literal["a", "b"], deadline: float, spent: float
+) -> tuple[Counterexample, Counterexample]:
+    """The trace of the solver's model as found, and the same made quiet: signals start at 0
+    and keep their value, except where the difference needs a toggle (greedy, by unsat cores).
+    The first is read before the quieting's checks replace the solver's model."""
     model = s.model()
-    if not quiet:
-        return _read(model, lasso, holds)
+    found = _read(model, lasso, holds)
     k = lasso.k
     keep: list[z3.BoolRef] = []
     for name, vs in lasso.vars.items():
@@ -58,7 +51,7 @@ def _counterexample(
             break
         # Let every cycle in the core toggle (few rounds; each core holds a needed toggle).
         active = [x for x in active if x.get_id() not in core]
-    return _read(model, lasso, holds)
+    return found, _read(model, lasso, holds)
 
 
 def _read(model: z3.ModelRef, lasso: Lasso, holds: Literal["a", "b"]) -> Counterexample:
@@ -142,9 +135,9 @@ def _check_pair(
         outcomes.append(r)
         if r == z3.sat:
             spent = time.monotonic() - t0
-            cex = _counterexample(s, enc.lasso, holds, deadline, spent)  # type: ignore[arg-type]
+            found, cex = _counterexamples(s, enc.lasso, holds, deadline, spent)  # type: ignore[arg-type]
             if not _separates(a, b, sizes, cex, options):
-                cex = _counterexample(s, enc.lasso, holds, deadline, spent, quiet=False)  # type: ignore[arg-type]
+                cex = found
             if not _separates(a, b, sizes, cex, options):
                 s.pop()
                 detail = "a counterexample failed its check on each property alone"
