@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import sqlalchemy.exc
 from sqlalchemy import make_url
 from sqlalchemy.orm import Session
 
@@ -247,6 +248,41 @@ def test_the_workers_admit_submissions_and_report_the_queue(tmp_path: Path) -> N
         assert (after.queued, after.running, after.busy, after.oldest_s) == (0, 0, 0, 0.0)
     finally:
         queue.stop()
+    store.close()
+
+
+def test_a_store_that_times_out_or_drops_its_connection_stops_no_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full connection pool (``TimeoutError``) and a closed connection (``InterfaceError``)
+    are not ``DatabaseError``s: the queue reports them as a problem and its workers go on."""
+    store = Store(f"sqlite:///{tmp_path / 'evo.sqlite'}")
+    failures = [
+        sqlalchemy.exc.TimeoutError("QueuePool limit reached"),
+        sqlalchemy.exc.InterfaceError("SELECT", {}, Exception("connection already closed")),
+    ]
+    claim, counts = store.claim, store.counts
+
+    def failing_claim(*args: object, **kwargs: object) -> object:
+        if failures:
+            raise failures.pop(0)
+        return claim(*args, **kwargs)  # type: ignore[arg-type]
+
+    def failing_counts() -> object:
+        raise sqlalchemy.exc.TimeoutError("QueuePool limit reached")
+
+    monkeypatch.setattr(store, "claim", failing_claim)
+    monkeypatch.setattr(store, "counts", failing_counts)
+    queue = AdmissionQueue(store, SETTINGS.model_copy(update={"admission_workers": 1}))
+    queue.start()
+    try:
+        submission = queue.submit(expert_source(54), "dave", [])
+        assert _wait(store, submission) == "admitted"
+        assert not failures, "the worker claimed through both failures"
+        assert "TimeoutError" in queue.state().problem
+    finally:
+        queue.stop()
+    monkeypatch.setattr(store, "counts", counts)
     store.close()
 
 

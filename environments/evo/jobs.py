@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import SQLAlchemyError
 
 from environments.evo.admission import admit
 from environments.evo.calibration import Rollout
@@ -99,7 +99,7 @@ class AdmissionQueue:
             thread.join(max(0.0, deadline - time.monotonic()))
         try:
             self._store.release(self.owner)
-        except DatabaseError as exc:  # the leases lapse instead
+        except SQLAlchemyError as exc:  # the leases lapse instead
             log.warning("evo: could not hand back the admissions held here: %s", exc)
 
     def state(self) -> QueueState:
@@ -109,7 +109,7 @@ class AdmissionQueue:
         workers, limit = self._workers, self._settings.max_queued
         try:
             counts = self._store.counts()
-        except DatabaseError as exc:
+        except SQLAlchemyError as exc:
             problem = f"the store could not be read: {type(exc).__name__}"
             return QueueState(QUEUE, 0, 0, 0.0, limit, workers, busy, problem)
         return QueueState(
@@ -121,7 +121,7 @@ class AdmissionQueue:
         while not self._stopping.is_set():
             try:
                 job = self._store.claim(self.owner, self._settings.lease_s)
-            except DatabaseError as exc:
+            except SQLAlchemyError as exc:
                 if not failing:  # once per outage, not once a second
                     log.error("evo: the admission queue cannot be read: %s", exc)
                 failing = True
@@ -151,7 +151,7 @@ class AdmissionQueue:
             )  # fmt: skip
         except StoreConflict as exc:  # another worker took it over: its verdict counts
             log.warning("evo: %s", exc)
-        except DatabaseError as exc:
+        except SQLAlchemyError as exc:
             # The store failed (after its retries): the lease lapses and a worker takes the job
             # again, up to MAX_ATTEMPTS claims.
             log.error("evo: the verdict on submission %s was not stored: %s", job.submission, exc)
@@ -166,7 +166,7 @@ class AdmissionQueue:
     def _fail(self, job: Job, reason: str) -> None:
         try:
             self._store.fail(job.submission, self.owner, reason)
-        except DatabaseError as exc:
+        except SQLAlchemyError as exc:
             log.error("evo: submission %s could not be marked failed: %s", job.submission, exc)
 
     def _renew(self) -> None:
@@ -176,5 +176,5 @@ class AdmissionQueue:
                 held = set(self._held)
             try:
                 self._store.renew(self.owner, held, lease_s)
-            except DatabaseError as exc:
+            except SQLAlchemyError as exc:
                 log.warning("evo: the admissions' leases could not be renewed: %s", exc)
