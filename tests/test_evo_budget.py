@@ -8,9 +8,18 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from environments.evo.admission import admit
 from environments.evo.construct import expert_source
-from environments.evo.program import CALL_CPU_S, run_calls, score_call, task_call
+from environments.evo.program import (
+    CALL_CPU_S,
+    ProgramFailure,
+    cpu_budget,
+    run_calls,
+    score_call,
+    task_call,
+)
 from tests.evo_support import SETTINGS, burning
 
 BUDGET_S = 12.0
@@ -41,20 +50,31 @@ def test_the_same_environment_scored_cheaply_is_admitted_under_that_budget() -> 
     assert 0 < admission.cpu_s < BUDGET_S
 
 
+# It catches the driver's CallTimeout (a BaseException) and goes on.
+MARKER = "def score(instance, response):\n"
+STUBBORN = expert_source(42).replace(
+    MARKER,
+    MARKER + "    while True:\n        try:\n            sum(i * i for i in range(10**7))\n"
+    "        except BaseException:\n            pass\n",
+    1,
+)
+
+
 def test_a_scorer_that_swallows_the_drivers_timeout_is_stopped_by_the_runs_backstop() -> None:
-    # It catches the driver's CallTimeout (a BaseException) and goes on: each run's own CPU
-    # limit, its share and a second beyond (counted in whole seconds), stops it. Without a
-    # budget each of L2's 17 runs would burn its full limit, 130 s.
-    marker = "def score(instance, response):\n"
-    stubborn = expert_source(42).replace(
-        marker,
-        marker + "    while True:\n        try:\n            sum(i * i for i in range(10**7))\n"
-        "        except BaseException:\n            pass\n",
-        1,
-    )
+    # Each run's own CPU limit, its share and a second beyond (counted in whole seconds), stops
+    # it. Without a budget each of L2's 17 runs would burn its full limit, 130 s.
     budget_s = 6.0
     settings = SETTINGS.model_copy(update={"admission_cpu_s": budget_s})
-    admission = admit(stubborn, [], settings=settings)
+    admission = admit(STUBBORN, [], settings=settings)
     assert (admission.outcome, admission.stage) == ("rejected", "L2"), admission.reports
     assert "over the admission's CPU budget" in admission.reason
     assert admission.cpu_s < budget_s + 17 * 3.0, admission.cpu_s
+
+
+def test_a_run_stopped_at_its_own_limit_within_the_budget_is_a_timeout_not_over_budget() -> None:
+    # Its share of a roomy budget is more than its own limit: its own limit stopped it, and the
+    # code is refused for that (a timeout at its stage), not for the budget it did not spend.
+    (task,) = run_calls(STUBBORN, [task_call(1, 1)])
+    with cpu_budget(1_000.0), pytest.raises(ProgramFailure) as failed:
+        run_calls(STUBBORN, [score_call(task.value["instance"], "3")], call_cpu_s=0.5)
+    assert failed.value.status == "timeout", failed.value

@@ -170,12 +170,14 @@ def symbolic_call(
 @dataclass(frozen=True)
 class _Run:
     """One sandbox run's calls and limits; ``share``: its part of the admission's CPU budget
-    (None outside one), which the driver stops at (the run's CPU limit backs it up)."""
+    (None outside one), which the driver stops at (the run's CPU limit backs it up: ``capped``
+    where the share, not the run's own limit, set it)."""
 
     calls: list[Call]
     call_cpu_s: float
     limits: Limits
     share: float | None = None
+    capped: bool = False
 
     def request(self, source: str) -> RunRequest:
         job = {"calls": self.calls, "cpu_s": self.call_cpu_s, "run_cpu_s": self.share}
@@ -192,17 +194,17 @@ def _planned(batches: list[list[Call]], call_cpu_s: float) -> list[_Run]:
     budget = _BUDGET.get()
     if budget is None:
         return runs
-    shares = budget.shares([run.limits.cpu_s or run.limits.wall_s for run in runs])
+    own = [run.limits.cpu_s or run.limits.wall_s for run in runs]
+    shares = budget.shares(own)
     return [
         _Run(
             run.calls,
             call_cpu_s,
-            run.limits.model_copy(
-                update={"cpu_s": min(run.limits.cpu_s or run.limits.wall_s, share + BACKSTOP_S)}
-            ),
+            run.limits.model_copy(update={"cpu_s": min(limit, share + BACKSTOP_S)}),
             share,
+            capped=share + BACKSTOP_S < limit,
         )
-        for run, share in zip(runs, shares, strict=True)
+        for run, limit, share in zip(runs, own, shares, strict=True)
     ]
 
 
@@ -217,7 +219,7 @@ def _results(record: RunRecord, run: _Run) -> list[CallResult]:
             f"{record.wall_s:.0f} s having used {record.cpu_s:.1f} s of its {cpu_limit:g} s of CPU"
         )
     budget = _BUDGET.get()
-    if budget is not None and record.status == "timeout" and run.share is not None:
+    if budget is not None and record.status == "timeout" and run.capped:
         raise OverBudget(budget.spent())  # a run that went on past its share (the backstop)
     if record.status != "ok":
         tail = record.stderr.strip().splitlines()[-1:] or [f"exit code {record.exit_code}"]
