@@ -92,7 +92,7 @@ def test_greedy_episodes_reproduce_the_recorded_proofs(theory: str, lemma: str) 
     assert last.terminated and last.score.reward == 1.0
     assert last.info["outcome"] == "verified"
     assert last.info["proof_size"] == GREEDY_SIZES[theory, lemma]
-    assert last.score.components == {"proof_size": float(GREEDY_SIZES[theory, lemma])}
+    assert last.score.metrics == {"proof_size": float(GREEDY_SIZES[theory, lemma])}
 
 
 @pytest.mark.parametrize(("theory", "lemma"), sorted(EXISTS_TRACE))

@@ -334,7 +334,7 @@ class TamarinProofEnv:
             reward = 0.0 if outcome == "unfinishable" else penalised
             script = render_proof(episode.to_proof_tree(state["proof"]))
             info |= {"outcome": outcome, "proof": script}
-            score = Score.ok(reward, components={"proof_size": float(size)}, detail=outcome)
+            score = Score.ok(reward, metrics={"proof_size": float(size)}, detail=outcome)
             return StepResult(
                 f"Analysis finished: {outcome.replace('_', ' ')} ({size} steps).\n\n{script}",
                 score,
