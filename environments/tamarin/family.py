@@ -43,7 +43,7 @@ from verifiers.tamarin.theory import (
     parse_theory,
 )
 
-VERSION = "1"
+VERSION = "2"  # 2: the proof's size is a metric, not a component
 MAX_STEPS = 500
 
 
