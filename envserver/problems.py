@@ -216,15 +216,13 @@ def problem_for(exc: BaseException, where: str = "") -> Problem | None:
     if answer is None:
         return None
     status, kind, detail = answer(exc)
+    detail = f"{where}: {detail}" if where else detail
+    if isinstance(exc, Disabled | EnvironmentUnavailable):
+        return unavailable_problem(detail, exc.why)
     headers: dict[str, str] = {}
-    extra: dict[str, Any] = {}
     if isinstance(exc, Overloaded | PoolUnavailable):
         headers["Retry-After"] = str(exc.retry_after_s)
-    if isinstance(exc, Disabled | EnvironmentUnavailable):
-        extra = {"reason": exc.why.reason, "fix": exc.why.fix}
-    return Problem(
-        status, f"{where}: {detail}" if where else detail, kind=kind, headers=headers, extra=extra
-    )
+    return Problem(status, detail, kind=kind, headers=headers)
 
 
 def unavailable_problem(detail: str, why: Unavailable) -> Problem:
@@ -346,6 +344,17 @@ def install_problem_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(status).phrase
         kind = ProblemKind.of_status(status)
         return problem_response(status, detail, kind=kind, headers=dict(exc.headers or {}))
+
+    async def _known(request: Request, exc: Exception) -> JSONResponse:
+        known = problem_for(exc)
+        assert known is not None  # registered only for the table's exceptions
+        return await _problem(request, known)
+
+    # An exception of the table that a route lets through (a family route's Overloaded) is
+    # its problem. Registered per class: the catch-all below answers from the outermost
+    # middleware, and re-raises (logged as a crash).
+    for known_type in PROBLEMS:
+        app.add_exception_handler(known_type, _known)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:

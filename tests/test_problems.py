@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 
 from clients.errors import ClientError, ItemRefusedError, kind_of
 from clients.http import EnvServerClient
@@ -118,6 +119,27 @@ def test_one_table_maps_every_exception_to_its_problem(
 def test_what_the_table_lacks_is_a_bug_not_a_problem() -> None:
     assert problem_for(ValueError("a family's bug")) is None
     assert all(issubclass(cls, Exception) for cls in PROBLEMS)
+
+
+@pytest.mark.parametrize(
+    "raised", [Overloaded("the queue is full", 7), Disabled("env", WHY)], ids=type
+)
+def test_an_exception_of_the_table_that_a_route_lets_through_is_its_problem(
+    raised: Exception, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(Settings(data_dir=tmp_path))
+
+    @app.get("/raises")
+    def raises() -> None:  # as a family route that lets its Overloaded through
+        raise raised
+
+    # The test client raises what reaches the catch-all (a bug's path): this must not.
+    reply = TestClient(app).get("/raises")
+    problem = problem_for(raised)
+    assert problem is not None
+    assert reply.status_code == problem.status and reply.json() == problem.body()
+    assert all(reply.headers[name] == value for name, value in (problem.headers or {}).items())
+    assert not [r for r in caplog.records if r.levelname == "ERROR"]
 
 
 def test_a_kind_from_a_newer_server_stays_text() -> None:

@@ -18,7 +18,6 @@ from environments.evo.wire import (
     SubmissionStatus,
 )
 from environments.extension import answers, injected
-from sandbox.pool import Overloaded
 
 router = APIRouter(prefix="/v1/evo", tags=["evo"])
 # Every error each route answers, as the core routes declare theirs: a JSON body malformed
@@ -34,12 +33,8 @@ def submit(request: SubmissionRequest, evo: Evo) -> SubmissionAccepted:
     ``GET /v1/evo/submissions/{id}``. 429 with Retry-After when ``ENVSERVER_EVO_MAX_QUEUED``
     submissions are queued or being admitted already, on all replicas of the store."""
     rollouts = [Rollout(r.seed, r.difficulty, r.response) for r in request.rollouts]
-    try:
-        submission = evo.admissions.submit(request.source, request.submitter, rollouts)
-    except Overloaded as exc:
-        raise HTTPException(
-            429, f"{exc}; retry later", headers={"Retry-After": str(exc.retry_after_s)}
-        ) from None
+    # A full queue raises Overloaded: the app answers 429 with its Retry-After.
+    submission = evo.admissions.submit(request.source, request.submitter, rollouts)
     return SubmissionAccepted(id=submission)
 
 
