@@ -1,5 +1,5 @@
 """The Score contract shared by every verifier and environment step, and the helpers that
-combine scores where a family builds its reward from parts (``gate``, ``weighted``)."""
+combine scores where a family builds its reward from parts (``gate``)."""
 
 from __future__ import annotations
 
