@@ -25,11 +25,11 @@ from sandbox import frames
 from sandbox.children import RUN_NICE_ENV
 from sandbox.pool import (
     POOL_IDS,
-    SLOTS_PER_POOL,
     START_TIMEOUT_S,
     WORKER_ENV,
     WorkerFactory,
     WorkerLost,
+    slot_index,
 )
 
 if TYPE_CHECKING:
@@ -40,8 +40,7 @@ if TYPE_CHECKING:
 CONTAINER_ENV = {name: value for name, value in WORKER_ENV.items() if name != "PATH"}
 CONTAINER_ENV[RUN_NICE_ENV] = "10"  # the worker before its runs, within the container's CPU
 _STDOUT = 1
-NOBODY = 65534
-UID_BASE = 100_000
+CONTAINER_UID_BASE = 100_000
 """Each container worker runs as a uid of its own, from here up (a pool's 16 slots at a random
 place among 2,048: below the local backend's run uids, which start at 200,000). The kernel
 counts a run's process limit (``RLIMIT_NPROC``) per uid across the host: with one uid for every
@@ -96,7 +95,7 @@ class ContainerWorker:
     isolation = "container"
     memory_cap = "container"  # the container's own memory limit holds every run together
 
-    def __init__(self, config: SandboxConfig, slot: int, uid: int = NOBODY) -> None:
+    def __init__(self, config: SandboxConfig, slot: int, uid: int) -> None:
         import docker  # noqa: PLC0415 - optional dependency
 
         self.client = docker.from_env(timeout=10)
@@ -181,14 +180,14 @@ class ContainerWorker:
 
 
 class _Factory:
-    """Starts a container worker per slot, each as a uid of its own (see ``UID_BASE``)."""
+    """Starts a container worker per slot, each as a uid of its own (``CONTAINER_UID_BASE``)."""
 
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
         self.pool_id = secrets.randbelow(POOL_IDS)
 
     def __call__(self, slot: int) -> ContainerWorker:
-        uid = UID_BASE + self.pool_id * SLOTS_PER_POOL + slot % SLOTS_PER_POOL
+        uid = CONTAINER_UID_BASE + slot_index(self.pool_id, slot)
         try:
             return ContainerWorker(self.config, slot, uid)
         except OSError:

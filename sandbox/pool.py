@@ -34,6 +34,14 @@ UID_BASE = 200_000
 UID_SPAN = 65_536
 SLOTS_PER_POOL = 16
 POOL_IDS = 2048  # 200000 + 2048 * 16 * 65536 stays below 2**32
+
+
+def slot_index(pool_id: int, slot: int) -> int:
+    """Where a pool's slot lies among every pool's (a pool's 16 slots at its random place among
+    ``POOL_IDS``): each backend gives each slot its own uids from it."""
+    return pool_id * SLOTS_PER_POOL + slot % SLOTS_PER_POOL
+
+
 # Only what a run may see of the server's environment: nothing secret travels to a worker.
 WORKER_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -246,7 +254,7 @@ class LocalFactory:
             )
 
     def __call__(self, slot: int) -> Worker:
-        base = UID_BASE + (self.pool_id * SLOTS_PER_POOL + slot % SLOTS_PER_POOL) * UID_SPAN
+        base = UID_BASE + slot_index(self.pool_id, slot) * UID_SPAN
         return ProcessWorker(
             self.isolation,
             base,
