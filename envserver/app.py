@@ -78,12 +78,14 @@ async def _queues_worked(app: FastAPI, registry: Registry, metrics: Metrics) -> 
     app.state.queues = queues
     collector = QueueCollector(queues)
     metrics.registry.register(collector)
-    for queue in queues:
-        queue.start()
+    started = []
     try:
+        for queue in queues:  # a queue that cannot start stops those started before it
+            queue.start()
+            started.append(queue)
         yield
     finally:
-        for queue in queues:
+        for queue in started:
             await asyncio.to_thread(queue.stop)
         metrics.registry.unregister(collector)
 
