@@ -19,15 +19,12 @@ whole expression around what it read.
 from __future__ import annotations
 
 import argparse
-import re
-import time
-from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from math_verify import ExprExtractionConfig, LatexExtractionConfig, parse, verify
 
-from benchmarks.common import math_items, median
+from benchmarks.common import math_rates, print_rates, unboxed
 from verifiers.math import VERIFIER
 
 _RESPONSE = (LatexExtractionConfig(boxed_match_priority=0), ExprExtractionConfig())
@@ -49,47 +46,17 @@ def verifier(response: str, reference: str) -> None:
     VERIFIER(response, reference)
 
 
-def unboxed(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The same items with each answer written without its box and dollars."""
-    return [(re.sub(r"\$\\boxed\{(.*)\}\$", r"\1", r), ref) for r, ref in items]
-
-
-def rate(check: Callable[[str, str], None], items: list[tuple[str, str]]) -> float:
-    """Items per CPU second."""
-    started = time.process_time()
-    for response, reference in items:
-        check(response, reference)
-    return len(items) / (time.process_time() - started)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--unboxed", action="store_true", help="answers without a box")
     args = parser.parse_args()
-    form = unboxed if args.unboxed else list
-
-    warm = form(math_items(60, 10**9))
-    rate(bare, warm)
-    rate(verifier, warm)
     paths = {"math-verify alone": bare, "verifier": verifier}
-    rates: dict[str, list[float]] = {name: [] for name in paths}
-    for round_index in range(args.rounds):
-        names = list(paths) if round_index % 2 == 0 else list(reversed(paths))
-        for offset, name in enumerate(names):
-            first_seed = (2 * round_index + offset) * args.items
-            rates[name].append(rate(paths[name], form(math_items(args.items, first_seed))))
-
-    # The ratio is taken within a round (the machine's load drifts between rounds).
+    rates = math_rates(paths, unboxed if args.unboxed else list, args.items, args.rounds)
     shape = "unboxed" if args.unboxed else "boxed"
-    print(f"math answer checks, {shape}, {args.items} items x {args.rounds} rounds (medians)")
-    print(f"{'path':<20}{'items/s':>10}{'ratio':>8}  per-round items per CPU second")
-    baseline = rates["math-verify alone"]
-    for name, values in rates.items():
-        ratio = median([v / base for v, base in zip(values, baseline, strict=True)])
-        rounds = " ".join(f"{v:.0f}" for v in values)
-        print(f"{name:<20}{median(values):>10.0f}{ratio:>8.2f}  {rounds}")
+    title = f"math answer checks, {shape}, {args.items} items x {args.rounds} rounds (medians)"
+    print_rates(title, rates, "math-verify alone")
 
 
 if __name__ == "__main__":

@@ -19,11 +19,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import random
-import re
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -31,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchmarks.common import math_items, median
+from benchmarks.common import math_rates, print_rates, unboxed
 from environments.math.family import MathTaskOptions, MathTasks
 from environments.math.search import DIFFICULTIES, EQUIVALENT, SUITE
 from environments.search import Mutant, Probe
@@ -49,22 +47,30 @@ Check = Callable[[str, Any, MathOptions], tuple[str, float | None]]
 
 def baseline_verifier(revision: str) -> Check:
     """The math verifier at ``revision``, loaded as the package ``baseline_verifiers``."""
-    package = Path(tempfile.mkdtemp(prefix="math-baseline-")) / "baseline_verifiers"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for name in MODULES:
-        source = subprocess.run(
+    sources = {
+        name: subprocess.run(
             ["git", "show", f"{revision}:verifiers/{name}.py"],
             cwd=ROOT,
             check=True,
             capture_output=True,
             text=True,
         ).stdout
-        for other in MODULES:
-            source = source.replace(f"from verifiers.{other} ", f"from baseline_verifiers.{other} ")
-        (package / f"{name}.py").write_text(source)
-    sys.path.insert(0, str(package.parent))
-    module: ModuleType = importlib.import_module("baseline_verifiers.math")
+        for name in MODULES
+    }
+    with tempfile.TemporaryDirectory(prefix="math-baseline-") as folder:
+        package = Path(folder) / "baseline_verifiers"
+        package.mkdir()
+        (package / "__init__.py").write_text("")
+        for name, source in sources.items():
+            text = source
+            for other in MODULES:
+                text = text.replace(f"from verifiers.{other} ", f"from baseline_verifiers.{other} ")
+            (package / f"{name}.py").write_text(text)
+        sys.path.insert(0, folder)
+        try:  # the package's modules are all imported here: the folder can go
+            module: ModuleType = importlib.import_module("baseline_verifiers.math")
+        finally:
+            sys.path.remove(folder)
     options_model = module.MathOptions
 
     def check(response: str, reference: Any, options: MathOptions) -> tuple[str, float | None]:
@@ -82,37 +88,17 @@ def today(response: str, reference: Any, options: MathOptions) -> tuple[str, flo
 # --- throughput -------------------------------------------------------------------------------
 
 
-def unboxed(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The same items with each answer written without its box and dollars."""
-    return [(re.sub(r"\$\\boxed\{(.*)\}\$", r"\1", r), ref) for r, ref in items]
-
-
-def rate(check: Check, items: list[tuple[str, str]]) -> float:
-    """Items per CPU second."""
-    options = MathOptions()
-    started = time.process_time()
-    for response, reference in items:
-        check(response, reference, options)
-    return len(items) / (time.process_time() - started)
-
-
 def throughput(paths: dict[str, Check], items: int, rounds: int) -> None:
+    options = MathOptions()
+
+    def with_options(check: Check) -> Callable[[str, str], object]:
+        return lambda response, reference: check(response, reference, options)
+
+    checks = {name: with_options(check) for name, check in paths.items()}
     for shape, form in (("boxed", list), ("unboxed", unboxed)):
-        for check in paths.values():
-            rate(check, form(math_items(60, 10**9)))  # warm both as a server warms its workers
-        rates: dict[str, list[float]] = {name: [] for name in paths}
-        for round_index in range(rounds):
-            names = list(paths) if round_index % 2 == 0 else list(reversed(paths))
-            for offset, name in enumerate(names):
-                first_seed = (2 * round_index + offset) * items
-                rates[name].append(rate(paths[name], form(math_items(items, first_seed))))
-        print(f"\nthroughput, {shape} answers, {items} items x {rounds} rounds (medians)")
-        print(f"{'path':<12}{'items/s':>10}{'ratio':>8}  per-round items per CPU second")
-        base = rates["baseline"]
-        for name, values in rates.items():
-            ratio = median([v / b for v, b in zip(values, base, strict=True)])
-            shown = " ".join(f"{v:.0f}" for v in values)
-            print(f"{name:<12}{median(values):>10.0f}{ratio:>8.2f}  {shown}")
+        rates = math_rates(checks, form, items, rounds)
+        title = f"\nthroughput, {shape} answers, {items} items x {rounds} rounds (medians)"
+        print_rates(title, rates, "baseline")
 
 
 # --- price ------------------------------------------------------------------------------------
