@@ -57,6 +57,7 @@ TRIES = 400
         ("\\boxed{25\\%}", "25", None),
         ("\\boxed{3\\frac{1}{2}}", "\\frac{7}{2}", None),
         ("\\boxed{" + "(" * 400 + "72" + ")" * 400 + "}", "72", None),  # its reader recurses
+        ("\\boxed{\\sqrt{\\{4\\}}}", "2", None),  # sympy has no root of a set
     ],
 )
 def test_the_judge(response: str, reference: str, deserves: float | None) -> None:

@@ -302,9 +302,11 @@ def read(text: str) -> Reading:
 @lru_cache(maxsize=4096)
 def reading(text: str) -> Reading | None:
     """``read``, cached; None where the answer cannot be read."""
+    # sympy refuses an operation it has no meaning for (the root of a set) with any of these:
+    # such an answer is outside what the judge reads.
     try:
         return read(text)
-    except (Unreadable, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+    except (Unreadable, ValueError, TypeError, AttributeError, ZeroDivisionError, ArithmeticError):
         return None
 
 
