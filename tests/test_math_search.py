@@ -58,6 +58,8 @@ TRIES = 400
         ("\\boxed{3\\frac{1}{2}}", "\\frac{7}{2}", None),
         ("\\boxed{" + "(" * 400 + "72" + ")" * 400 + "}", "72", None),  # its reader recurses
         ("\\boxed{\\sqrt{\\{4\\}}}", "2", None),  # sympy has no root of a set
+        ("\\boxed{" + "-" * 2000 + "73}", "73", 1.0),  # an even count of signs, read in a loop
+        ("\\boxed{" + "-" * 2001 + "73}", "73", 0.0),
     ],
 )
 def test_the_judge(response: str, reference: str, deserves: float | None) -> None:

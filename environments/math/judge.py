@@ -177,13 +177,12 @@ class _Reader:
         )
 
     def unary(self) -> _Node:
-        if self.peek() in ("-", "+"):
-            sign = self.take()
-            node = self.unary()
-            if sign == "-":
-                return _Node(-node.value, node.plain, node.form)
-            return node
-        return self.power()
+        # Signs in a loop, not by recursion: a search wrote a thousand of them in a row.
+        negative = False
+        while self.peek() in ("-", "+"):
+            negative ^= self.take() == "-"
+        node = self.power()
+        return _Node(-node.value, node.plain, node.form) if negative else node
 
     def power(self) -> _Node:
         node = self.atom()
