@@ -147,6 +147,8 @@ def test_final_values_in_the_references_class_keep_scoring(answer: str, referenc
         ("1 \\cdot 2\\sqrt{3}", "2\\sqrt{3}", "arithmetic"),
         # A whole number before an evaluated value is read as a mixed number, their sum.
         ("\\frac{2(2)}{2}", "2", "mixed number"),
+        ("\\frac{2({2})}{2}", "2", "mixed number"),  # found by a search: read as 2·2/2
+        ("2(({2}))", "4", "mixed number"),
         ("71 e^{0}", "72", "mixed number"),
         ("70(2)", "72", "mixed number"),
     ],

@@ -92,8 +92,9 @@ def _evaluated_while_read(text: str) -> str | None:
         return "matrix operations are not read in an answer"
     if (juxtaposed := EAGER_NOTATION["juxtaposition"].search(text)) is not None:
         return (
-            f"{juxtaposed.group(0)!r} is read as a mixed number (the sum of a whole number and "
-            "the value after it), not as the product it is written as"
+            f"{juxtaposed.group(0).strip()!r}: a whole number beside a value in brackets is read "
+            "as a mixed number (their sum) or their product, as the reader happens to, not as "
+            "written"
         )
     eager = [m for pattern in EAGER_NOTATION.values() for m in pattern.finditer(text)]
     if not eager:

@@ -74,10 +74,12 @@ EAGER_NOTATION: dict[str, re.Pattern[str]] = {
     "gcd": re.compile(r"\\(?:gcd|lcm)(?![A-Za-z])|\\operatorname\s*\{\s*(?:gcd|lcm)\s*\}"),
     "Subs": re.compile(r"\|\s*_"),  # an evaluation bar: x^2|_{x=3}
     # A whole number followed by a value the reader has already evaluated is read as a mixed
-    # number, their sum: 2(3) as 5, 71e^{0} as 72, \frac{2(2)}{2} as 2 (3\frac{1}{2} is 7/2).
+    # number, their sum: 2(3) as 5, 71e^{0} as 72, \frac{2(2)}{2} as 2 (3\frac{1}{2} is 7/2);
+    # in nested brackets, 2({2}), as their sum or their product (a search found
+    # \frac{2({2})}{2} paid as 2).
     "juxtaposition": re.compile(
-        r"(?:\d|\))\s*(?:(?:\\left\s*)?[({]\s*[-+]?\s*(?:\d+(?:\.\d+)?"
-        r"|\\[dt]?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\})\s*(?:\\right\s*)?[)}]"
+        r"(?:\d|\))\s*(?:(?:(?:\\left\s*)?[({]\s*)+[-+]?\s*(?:\d+(?:\.\d+)?"
+        r"|\\[dt]?frac\s*\{\s*\d+\s*\}\s*\{\s*\d+\s*\})(?:\s*(?:\\right\s*)?[)}])+"
         r"|e\s*\^\s*(?:\d|\{(?:[^{}A-Za-z]|\\[A-Za-z]+)*\})"  # e^{0}, e^{\ln 3}; not e^{x}
         r"|\\(?:Gamma|gamma|[dt]?binom|gcd|lcm|det|operatorname)(?![A-Za-z]))"
     ),
