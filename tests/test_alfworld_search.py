@@ -18,10 +18,9 @@ from environments.alfworld.engine import won as reached
 from environments.alfworld.family import AlfWorldEnv
 from environments.alfworld.options import AlfWorldOptions
 from environments.search import Mutant, Probe
-from envserver import redteam
 from envserver.config import Settings
 from envserver.registry import Registry, discover
-from envserver.search import search
+from tests.search_support import paid_classes
 
 ALFWORLD = all(importlib.util.find_spec(name) for name in ("alfworld", "textworld"))
 EASY = {"difficulty": "easy", "split": "train", "grammar": "0.4"}
@@ -102,16 +101,9 @@ def test_rename_aims_a_command_at_another_instance() -> None:
 
 
 def _paid(registry: Registry, tries: int) -> set[str]:
-    report = search(
-        "alfworld",
-        alfworld_search.SEARCH,
-        redteam.InProcess(registry),
-        budget_s=600,
-        seed=5,
-        max_tries=tries,
+    return paid_classes(
+        "alfworld", alfworld_search.SEARCH, registry, tries=tries, seed=5, budget_s=600
     )
-    assert report.tried.total() >= tries
-    return set(report.paid)
 
 
 def test_a_search_finds_a_planted_early_win_and_nothing_on_main(

@@ -14,10 +14,9 @@ import pytest
 from environments.search import Mutant, Probe
 from environments.webshop import search as webshop_search
 from environments.webshop.engine import Engine, EpisodeState
-from envserver import redteam
 from envserver.config import Settings
 from envserver.registry import Registry, discover
-from envserver.search import search
+from tests.search_support import paid_classes
 from verifiers.webshop.reward import get_reward
 
 
@@ -116,16 +115,9 @@ def test_decoys_buy_what_is_not_the_goal() -> None:
 
 
 def _paid(registry: Registry, tries: int) -> set[str]:
-    report = search(
-        "webshop",
-        webshop_search.SEARCH,
-        redteam.InProcess(registry),
-        budget_s=300,
-        seed=3,
-        max_tries=tries,
+    return paid_classes(
+        "webshop", webshop_search.SEARCH, registry, tries=tries, seed=3, budget_s=300
     )
-    assert report.tried.total() >= tries
-    return set(report.paid)
 
 
 def test_a_search_finds_a_planted_purchase_from_the_results_page_and_nothing_on_main(
