@@ -20,7 +20,7 @@ from environments.alfworld.options import AlfWorldOptions
 from environments.search import Mutant, Probe
 from envserver.config import Settings
 from envserver.registry import Registry, discover
-from tests.search_support import paid_classes
+from tests.search_support import last_reward, paid_classes
 
 ALFWORLD = all(importlib.util.find_spec(name) for name in ("alfworld", "textworld"))
 EASY = {"difficulty": "easy", "split": "train", "grammar": "0.4"}
@@ -41,14 +41,7 @@ def _expert(seed: int) -> Probe:
 def _play(probe: Probe) -> float:
     env = AlfWorldEnv()
     state = env.reset(probe.seed or 0, AlfWorldOptions.model_validate(dict(probe.options))).state
-    reward = 0.0
-    for action in probe.actions or ():
-        result = env.step(state, action)
-        reward = result.score.reward or 0.0
-        if result.terminated or result.truncated:
-            break
-        state = result.state
-    return reward
+    return last_reward(env, state, probe.actions or ())
 
 
 def test_the_experts_plan_deserves_and_earns_the_win_and_less_does_not() -> None:

@@ -16,7 +16,7 @@ from environments.webshop import search as webshop_search
 from environments.webshop.engine import Engine, EpisodeState
 from envserver.config import Settings
 from envserver.registry import Registry, discover
-from tests.search_support import paid_classes
+from tests.search_support import last_reward, paid_classes
 from verifiers.webshop.reward import get_reward
 
 
@@ -29,14 +29,7 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
 def _play(probe: Probe) -> float:
     env = webshop_search._env()
     state = env.reset(probe.seed or 0, webshop_search._options(probe)).state
-    reward = 0.0
-    for action in probe.actions or ():
-        result = env.step(state, action)
-        reward = result.score.reward or 0.0
-        if result.terminated or result.truncated:
-            break
-        state = result.state
-    return reward
+    return last_reward(env, state, probe.actions or ())
 
 
 def test_the_experts_episodes_deserve_the_win_and_earn_it() -> None:
