@@ -254,6 +254,15 @@ def test_old_task_ids_name_the_same_tasks() -> None:
         ("The answer is $392\\text{ cm} + 1\\text{ cm}$.", "392"),
         # A list of candidate sets is read as their union.
         ("The roots are $\\{2\\}$, $\\{-3, 2\\}$.", "\\{-3, 2\\}"),
+        # Numbers apart only by LaTeX's spacing are in a row too: math-verify read their sum
+        # (a search found \boxed{0 \, 1} paid for 1, and 3 \, 4 was paid for 7).
+        ("\\boxed{0 \\, 1}", "1"),
+        ("\\boxed{3 \\, 4}", "7"),
+        ("\\boxed{3\\;4}", "7"),
+        ("\\boxed{3 \\quad 4}", "7"),
+        ("\\boxed{3 \\ 4}", "7"),
+        ("\\boxed{\\frac{1}{2} \\, \\frac{1}{3}}", "\\frac{1}{6}"),
+        ("The answer is 3 \\! 4.", "7"),
     ],
 )
 def test_several_answers_earn_nothing(response: str, reference: str) -> None:
@@ -276,6 +285,8 @@ def test_several_answers_earn_nothing(response: str, reference: str) -> None:
         ("We have 1 000 apples. The answer is 392.", "392"),
         ("\\boxed{392 \\text{ cm}^{2}}", "392"),
         ("\\boxed{392\\,\\mathrm{m}}", "392"),
+        ("\\boxed{3 \\, \\frac{1}{2}}", "\\frac{7}{2}"),  # a mixed number, thinly spaced
+        ("\\boxed{2 \\, \\sqrt{3}}", "2\\sqrt{3}"),
         ("The roots are $-3$ and $2$.", "\\{-3, 2\\}"),
     ],
 )

@@ -367,8 +367,6 @@ def _hedge(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
     for form in rng.sample(forms, 2):
         if form == "\\pm {r}" and answer.strip() in ("0", "-0"):
             continue  # ±0 is one value
-        if form == "{w} \\, {r}" and decoy.strip() == "1":
-            continue  # side by side is a product, and 1 times the value is the value
         hedged = form.format(r=answer, w=decoy)
         yield Mutant(_framed(probe, hedged, "hedge", rng), 0.0)
     form = rng.choice(_RESPONSE_HEDGES)
