@@ -250,6 +250,7 @@ _ARITHMETIC = (
     "\\frac{{2({r})}}{{2}}",
     "({r}) + 3 - 3",
 )
+_GLUED = ("pi", "oCL", "zq", "xyz", "Qw")
 _WITH_ROOTS = (
     "({r})(\\sqrt{{2}}+1)(\\sqrt{{2}}-1)",
     "\\frac{{({r})\\sqrt{{3}}}}{{\\sqrt{{3}}}}",
@@ -295,9 +296,17 @@ def _restate(parent: Mutant, rng: random.Random) -> Iterator[Mutant]:
     if isinstance(value, sympy.Integer) and value > 2:
         # A wrong whole number before a value the reader evaluates is read as a mixed number:
         # 71e^{0} as 72 (71 times 1 is 71).
-        misread = rng.choice(("{a} e^{{0}}", "{b}(2)", "{a}\\left(1\\right)", "{b}\\Gamma(3)"))
+        misread = rng.choice(
+            ("{a} e^{{0}}", "{b}(2)", "{b}({{2}})", "{a}\\left(1\\right)", "{b}\\Gamma(3)")
+        )
         wrong = misread.format(a=value - 1, b=value - 2)
         yield Mutant(_framed(probe, wrong, "restate.misread", rng), 0.0)
+    if answer[-1:].isdigit():
+        # A word glued to the number, unboxed: 4pi is 4·p·i, not 4 (letters the reference lacks).
+        letters = set(text)
+        word = rng.choice([w for w in _GLUED if not letters & set(w)] or ["zz"])
+        glued = probe.answer(f"The answer is {answer}{word}.", "restate.glued")
+        yield Mutant(glued, 0.0)
     if probe.task_id is not None and (expression := _statement_math(probe.task_id)):
         # The problem's own expression, with a dummy symbol: evaluating it solves the problem.
         restated = f"\\left({expression}\\right) \\cdot \\frac{{y}}{{y}}"
@@ -327,6 +336,8 @@ _BOXED_HEDGES = (
     "{w} \\\\ {r}",
     "{r} \\mid {w}",
     "{w} \\, {r}",
+    "{w}\\;{r}",
+    "{w} \\quad {r}",
     "{r}\\text{{ cm}} + {w}\\text{{ cm}}",  # math-verify cut a unit off with all after it
     "{r}\\mathrm{{e}}^{{2}}",
 )
