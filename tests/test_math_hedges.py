@@ -334,3 +334,11 @@ def test_answer_sentence_runs_to_the_end_of_the_sentence() -> None:
     )
     assert answer_sentence("We find x = 3 or x = 4", "4") == "We find x = 3 or x = 4"
     assert answer_sentence("The answer is \\dfrac12.", "\\frac{1}{2}") is None
+
+
+def test_a_long_run_of_spaces_is_read_at_once() -> None:
+    # The spacing between answers in a row is matched one way only: with overlapping
+    # alternatives, 30 blanks after a fraction took the regex seconds and 200 would never end.
+    for response in ["\\frac{1}{2}" + " " * 200 + "x", "3" + " \\," * 200 + "x"]:
+        score = VERIFIER(response, "\\frac{1}{2}")
+        assert score.status in ("ok", "invalid"), score

@@ -45,7 +45,9 @@ _ALTERNATIVES = (
     "[<>\u2264\u2265\u2260\u00b1\u2213\u2208\u222a]",
 )
 # Space between two answers: a blank, or LaTeX's spacing commands (\, \; \: \! "\ " \quad).
-_SPACE = r"(?:[ \t]|\\[,;:! ]|\\q?quad(?![A-Za-z]))"
+# The alternatives match no common text, so a run of spaces is read one way (no backtracking).
+_LATEX_SPACE = r"\\[,;:! ]|\\q?quad(?![A-Za-z])"
+_SPACE = r"(?:[ \t]|" + _LATEX_SPACE + ")"
 _HEDGES = (
     _commands("lor", "vee", "land", "wedge", "lnot", "neg", "mid", "parallel"),
     "[\u2228\u2227\u00ac]",  # logical or, and, not
@@ -58,7 +60,7 @@ _HEDGES = (
     # Numbers in a row are several answers, as several boxes are: math-verify reads
     # "\frac{1}{2} \frac{1}{3}" as their product and "4 1" (and "4 \, 1") as their sum. Not a
     # mixed number ("3 \frac{1}{2}") or a thousands group ("1 000", "1\,000").
-    r"\\[dt]?frac\s*(?:\{[^{}]*\}\s*\{[^{}]*\}|\d\s*\d)(?:\s|" + _SPACE + r")*"
+    r"\\[dt]?frac\s*(?:\{[^{}]*\}\s*\{[^{}]*\}|\d\s*\d)(?:\s|" + _LATEX_SPACE + r")*"
     r"(?=\.?\d|\\[dt]?frac(?![A-Za-z]))",
     r"(?<![\d.,])\d+(?:\.\d+)?" + _SPACE + r"+(?!\d{3}(?![\d.]))(?=\.?\d)",
     r"\\(?:boxed|fbox)(?![A-Za-z])",  # a box inside a box: math-verify reads the inner one
