@@ -389,6 +389,10 @@ def test_machine_mutants_are_not_equivalent_and_counterexamples_separate() -> No
         for _rule, text in mutants(ref):
             b = parse_assertion(text, widths=machine_widths(ref))
             result = check_equivalence(a, b, PATIENT)
+            if result.verdict == "unknown":
+                # Not cached: the service checks it again next time, and so does this test (a
+                # trace that failed its re-check on each property alone was seen under load).
+                result = check_equivalence(a, b, PATIENT)
             if result.verdict == "equivalent":
                 equivalent.add((row["task_id"], text))
                 continue
