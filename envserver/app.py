@@ -20,10 +20,11 @@ from envserver import stats, worker
 from envserver.auth import ApiKeyMiddleware
 from envserver.catalogue import build_catalogue
 from envserver.config import Settings
+from envserver.direct import DirectCalls
 from envserver.docs_pages import FAVICON_URL
 from envserver.docs_pages import router as docs_pages_router
 from envserver.executor import Call, Executor
-from envserver.keys import load_api_keys, load_signing_keys
+from envserver.keys import ApiKey, load_api_keys, load_signing_keys
 from envserver.limits import BodyLimitMiddleware
 from envserver.mcp_server import mount_mcp
 from envserver.metrics import Metrics, MetricsMiddleware, QueueCollector
@@ -187,7 +188,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(short_links(registry))
     for family_router in registry.routers():
         _mount_family(app, family_router)
-    # Outermost first: count everything, refuse oversized bodies, then check keys.
+    _add_middleware(app, settings, metrics, api_keys)
+    return app
+
+
+def _add_middleware(
+    app: FastAPI, settings: Settings, metrics: Metrics, api_keys: list[ApiKey]
+) -> None:
+    # Outermost first: count everything, refuse oversized bodies, check keys, then answer the
+    # calls every item makes directly (each added goes outside those added before it).
+    app.add_middleware(DirectCalls, routes=router.routes)
     app.add_middleware(
         ApiKeyMiddleware,
         keys=api_keys,
@@ -195,7 +205,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
-    return app
 
 
 def run(settings: Settings | None = None) -> None:

@@ -172,6 +172,16 @@ class Problem(StarletteHTTPException):
         """The problem document, as a batch's item carries it."""
         return ProblemDocument.model_validate(self.body())
 
+    def response(self) -> JSONResponse:
+        """The problem document as an HTTP response."""
+        return problem_response(
+            self.status,
+            self.detail,
+            kind=self.kind,
+            headers=dict(self.headers or {}),
+            extra=self.extra,
+        )
+
 
 Answer = tuple[int, ProblemKind, str]
 """How an exception is answered: status, kind and detail."""
@@ -223,6 +233,20 @@ def problem_for(exc: BaseException, where: str = "") -> Problem | None:
     if isinstance(exc, Overloaded | PoolUnavailable):
         headers["Retry-After"] = str(exc.retry_after_s)
     return Problem(status, detail, kind=kind, headers=headers)
+
+
+def problem_of(exc: BaseException) -> Problem | None:
+    """The problem a request answers with when ``exc`` reaches its route's edge: a ``Problem``
+    itself, an HTTP exception (no route, a wrong method, a family route's own) by its status,
+    an exception of ``PROBLEMS`` by the table; None for a bug."""
+    if isinstance(exc, Problem):
+        return exc
+    if isinstance(exc, StarletteHTTPException):
+        status = exc.status_code
+        detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(status).phrase
+        kind = ProblemKind.of_status(status)
+        return Problem(status, detail, kind=kind, headers=dict(exc.headers or {}))
+    return problem_for(exc)
 
 
 def unavailable_problem(detail: str, why: Unavailable) -> Problem:
@@ -327,34 +351,20 @@ def install_problem_handlers(app: FastAPI) -> None:
     The app's OpenAPI document gets the ``Problem`` schemas its routes' errors refer to."""
     app.openapi = _documented(app)  # type: ignore[method-assign]
 
-    @app.exception_handler(Problem)
-    async def _problem(_: Request, exc: Problem) -> JSONResponse:
-        return problem_response(
-            exc.status, exc.detail, kind=exc.kind, headers=dict(exc.headers or {}), extra=exc.extra
-        )
+    async def _answer(_: Request, exc: Exception) -> JSONResponse:
+        problem = problem_of(exc)
+        assert problem is not None  # registered only for what problem_of answers
+        return problem.response()
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _validation_problem(request, exc)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        # No route, a wrong method, or a family route's own HTTPException: typed by its status.
-        status = exc.status_code
-        detail = exc.detail if isinstance(exc.detail, str) else HTTPStatus(status).phrase
-        kind = ProblemKind.of_status(status)
-        return problem_response(status, detail, kind=kind, headers=dict(exc.headers or {}))
-
-    async def _known(request: Request, exc: Exception) -> JSONResponse:
-        known = problem_for(exc)
-        assert known is not None  # registered only for the table's exceptions
-        return await _problem(request, known)
-
-    # An exception of the table that a route lets through (a family route's Overloaded) is
-    # its problem. Registered per class: the catch-all below answers from the outermost
-    # middleware, and re-raises (logged as a crash).
-    for known_type in PROBLEMS:
-        app.add_exception_handler(known_type, _known)
+    # A Problem, no route or a wrong method (HTTP exceptions), and an exception of the table
+    # that a route lets through (a family route's Overloaded). Registered per class: the
+    # catch-all below answers from the outermost middleware, and re-raises (logged as a crash).
+    for known_type in (Problem, StarletteHTTPException, *PROBLEMS):
+        app.add_exception_handler(known_type, _answer)
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:

@@ -12,6 +12,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 import envserver
+from envserver import calls
+from envserver.calls import ENV_PATH, VERIFY_PATH
 from envserver.catalogue import env_info, served_now
 from envserver.curriculum import MAX_REPORT_TASKS, Curriculum
 from envserver.limits import LimitedRoute
@@ -43,7 +45,6 @@ from envserver.wire import (
 )
 
 router = APIRouter(route_class=LimitedRoute)
-ENV_PATH = "/v1/envs/{env_id:path}"
 
 # What each route can answer besides 200 (every one: 401 when API keys are configured).
 # A JSON body: malformed (400), too large (413), not JSON (415), not the schema (422).
@@ -89,8 +90,7 @@ def list_envs(request: Request) -> Catalogue:
 )
 async def reset_batch(env_id: str, body: BatchResetRequest, request: Request) -> JSONReply:
     """Reset many episodes; results in request order, each with its own status."""
-    results = await _service(request).reset(env_id, body.items, batch=True)
-    return JSONReply(BatchResetResponse(results=results))
+    return JSONReply(await calls.reset_batch(_service(request), env_id, body))
 
 
 @router.post(
@@ -103,8 +103,7 @@ async def step_batch(env_id: str, body: BatchStepRequest, request: Request) -> J
     """Step many episodes; results in request order, each with its own status. An item whose
     episode has ended, or whose action the environment refuses, has status error and its
     ``problem`` (409 ``episode-finished``, 400 ``bad-input``); the other items are answered."""
-    results = await _service(request).step(env_id, body.items, batch=True)
-    return JSONReply(BatchStepResponse(results=results))
+    return JSONReply(await calls.step_batch(_service(request), env_id, body))
 
 
 @router.post(
@@ -112,7 +111,7 @@ async def step_batch(env_id: str, body: BatchStepRequest, request: Request) -> J
 )
 async def reset(env_id: str, body: ResetRequest, request: Request) -> JSONReply:
     """Start an episode by seed and options, or by task id. The state token carries it on."""
-    return JSONReply((await _service(request).reset(env_id, [body], batch=False))[0])
+    return JSONReply(await calls.reset(_service(request), env_id, body))
 
 
 @router.post(
@@ -120,7 +119,7 @@ async def reset(env_id: str, body: ResetRequest, request: Request) -> JSONReply:
 )
 async def step(env_id: str, body: StepRequest, request: Request) -> JSONReply:
     """Apply an action to the episode in the state token."""
-    return JSONReply((await _service(request).step(env_id, [body], batch=False))[0])
+    return JSONReply(await calls.step(_service(request), env_id, body))
 
 
 @router.post(
@@ -129,7 +128,7 @@ async def step(env_id: str, body: StepRequest, request: Request) -> JSONReply:
 async def expand(env_id: str, body: ExpandRequest, request: Request) -> JSONReply:
     """Tree search: apply each action to the state independently and return every resulting
     branch with its own state token (AND/OR search such as proof search)."""
-    return JSONReply(await _service(request).expand(env_id, body))
+    return JSONReply(await calls.expand(_service(request), env_id, body))
 
 
 @router.get(ENV_PATH, tags=["catalogue"], responses=problem_responses(401, 404, 405, 410, 503))
@@ -149,11 +148,11 @@ async def get_env(env_id: str, request: Request) -> EnvInfo:
 
 
 @router.post(
-    "/v1/verify", tags=["verification"], response_model=VerifyResponse, responses=VERIFY_ERRORS
+    VERIFY_PATH, tags=["verification"], response_model=VerifyResponse, responses=VERIFY_ERRORS
 )
 async def verify(body: VerifyRequest, request: Request) -> JSONReply:
     """Score a batch of responses against references or task ids."""
-    return JSONReply(await _service(request).verify(body))
+    return JSONReply(await calls.verify(_service(request), "", body))
 
 
 @router.post(

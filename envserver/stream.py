@@ -28,31 +28,21 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
 import orjson
 from fastapi import APIRouter, WebSocket
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 from starlette.websockets import WebSocketDisconnect
 
+from envserver import calls
+from envserver.calls import Route
 from envserver.limits import parse_body
-from envserver.problems import Problem, body_problem, problem_body
-from envserver.routes import ENV_PATH
+from envserver.problems import Problem, body_problem, problem_body, problem_of
 from envserver.service import Service
-from envserver.wire import (
-    BatchResetRequest,
-    BatchResetResponse,
-    BatchStepRequest,
-    BatchStepResponse,
-    ExpandRequest,
-    ProblemKind,
-    ResetRequest,
-    StepRequest,
-    VerifyRequest,
-)
+from envserver.wire import ProblemKind
 
 log = logging.getLogger("envserver")
 router = APIRouter()
@@ -65,62 +55,19 @@ ID_RANGE = range(-(2**63), 2**64)
 """The integers an id may be: what a JSON encoder writes back exactly (64 bits)."""
 _LEADING_ID = re.compile(rb'\s*\{\s*"id"\s*:\s*("(?:[^"\\]|\\.){0,256}"|-?\d{1,20})')
 
-Handler = Callable[[Service, str, Any], Awaitable[BaseModel]]
 
-
-async def _reset(service: Service, env_id: str, body: Any) -> BaseModel:
-    return (await service.reset(env_id, [ResetRequest.model_validate(body)], batch=False))[0]
-
-
-async def _step(service: Service, env_id: str, body: Any) -> BaseModel:
-    return (await service.step(env_id, [StepRequest.model_validate(body)], batch=False))[0]
-
-
-async def _reset_batch(service: Service, env_id: str, body: Any) -> BaseModel:
-    items = BatchResetRequest.model_validate(body).items
-    return BatchResetResponse(results=await service.reset(env_id, items, batch=True))
-
-
-async def _step_batch(service: Service, env_id: str, body: Any) -> BaseModel:
-    items = BatchStepRequest.model_validate(body).items
-    return BatchStepResponse(results=await service.step(env_id, items, batch=True))
-
-
-async def _expand(service: Service, env_id: str, body: Any) -> BaseModel:
-    return await service.expand(env_id, ExpandRequest.model_validate(body))
-
-
-async def _verify(service: Service, _: str, body: Any) -> BaseModel:
-    return await service.verify(VerifyRequest.model_validate(body))
-
-
-# Longest suffix first: ".../reset/batch" is not a reset of the env ".../reset".
-_ENV_ROUTES: tuple[tuple[str, Handler], ...] = (
-    ("/reset/batch", _reset_batch),
-    ("/step/batch", _step_batch),
-    ("/reset", _reset),
-    ("/step", _step),
-    ("/expand", _expand),
-)
-_ENV_PREFIX = "/v1/envs/"
-
-
-def route(path: str) -> tuple[str, str, Handler]:
-    """The HTTP route ``path`` names, as ``(route template, env id, handler)``; 404 for a path
-    that is no POST route of the episodes or of verification."""
-    if path == "/v1/verify":
-        return path, "", _verify
-    if path.startswith(_ENV_PREFIX):
-        for suffix, handler in _ENV_ROUTES:
-            env_id = path[len(_ENV_PREFIX) : -len(suffix)] if path.endswith(suffix) else ""
-            if env_id:
-                return ENV_PATH + suffix, unquote(env_id), handler
-    raise Problem(
-        404,
-        f"path {path[:200]!r} is none of the routes a stream carries: POST "
-        "/v1/envs/<env>/reset, /step, /reset/batch, /step/batch, /expand, and /v1/verify",
-        kind=ProblemKind.UNKNOWN_ROUTE,
-    )
+def route(path: str) -> tuple[Route, str]:
+    """The route a frame's ``path`` (as a URL carries it: percent-encoded) names, and the
+    environment id in it; 404 for a path that is no route a stream carries."""
+    found = calls.route(unquote(path))
+    if found is None:
+        raise Problem(
+            404,
+            f"path {path[:200]!r} is none of the routes a stream carries: POST "
+            "/v1/envs/<env>/reset, /step, /reset/batch, /step/batch, /expand, and /v1/verify",
+            kind=ProblemKind.UNKNOWN_ROUTE,
+        )
+    return found
 
 
 def _leading_id(frame: bytes) -> Any:
@@ -151,7 +98,7 @@ def _request_id(envelope: Any) -> Any:
     return request_id
 
 
-def _call(envelope: dict[str, Any]) -> tuple[str, str, Handler, Any]:
+def _call(envelope: dict[str, Any]) -> tuple[Route, str, Any]:
     unknown = set(envelope) - {"id", "path", "body"}
     path = envelope.get("path")
     if unknown or not isinstance(path, str) or "body" not in envelope:
@@ -161,8 +108,7 @@ def _call(envelope: dict[str, Any]) -> tuple[str, str, Handler, Any]:
             + (f" (not {', '.join(sorted(unknown))})" if unknown else ""),
             kind=ProblemKind.MALFORMED_FRAME,
         )
-    template, env_id, handler = route(path)
-    return template, env_id, handler, envelope["body"]
+    return *route(path), envelope["body"]
 
 
 @dataclass
@@ -177,7 +123,7 @@ class _Socket:
     open: bool = True
 
     async def serve(self) -> None:
-        calls: set[asyncio.Task[None]] = set()
+        running: set[asyncio.Task[None]] = set()
         try:
             while True:
                 await self.slots.acquire()
@@ -187,16 +133,16 @@ class _Socket:
                 text = message.get("text")
                 frame: bytes = text.encode() if text is not None else message.get("bytes") or b""
                 task = asyncio.create_task(self.answer(frame))
-                calls.add(task)
-                task.add_done_callback(calls.discard)
+                running.add(task)
+                task.add_done_callback(running.discard)
         except WebSocketDisconnect:
             pass
         finally:
             self.open = False
             # The calls in flight finish (their pool work is not abandoned halfway); only
             # their answers, which have nowhere to go, are dropped.
-            if calls:
-                await asyncio.gather(*calls, return_exceptions=True)
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
 
     async def answer(self, frame: bytes) -> None:
         started = time.perf_counter()
@@ -214,24 +160,30 @@ class _Socket:
                     )
                 envelope = self._parse(frame)
                 request_id = _request_id(envelope)
-                template, env_id, handler, body = _call(envelope)
+                found, env_id, body = _call(envelope)
+                template = found.template
                 try:
-                    reply = await handler(self.service, env_id, body)
+                    request = found.body.model_validate(body)
                 except ValidationError as exc:
                     raise body_problem(exc) from None
+                reply = await found.run(self.service, env_id, request)
                 status, payload = 200, reply.model_dump_json()
-            except Problem as problem:
-                status = problem.status
-                headers = {k.lower(): v for k, v in (problem.headers or {}).items()}
-                payload = orjson.dumps(problem.body()).decode()
-            except Exception:
-                log.exception("unhandled error on a stream call to %s", template)
-                status = 500
-                payload = orjson.dumps(
-                    problem_body(
-                        500, "internal error (a bug: please report it)", kind=ProblemKind.INTERNAL
-                    )
-                ).decode()
+            except Exception as exc:
+                problem = problem_of(exc)
+                if problem is not None:
+                    status = problem.status
+                    headers = {k.lower(): v for k, v in (problem.headers or {}).items()}
+                    payload = orjson.dumps(problem.body()).decode()
+                else:
+                    log.exception("unhandled error on a stream call to %s", template)
+                    status = 500
+                    payload = orjson.dumps(
+                        problem_body(
+                            500,
+                            "internal error (a bug: please report it)",
+                            kind=ProblemKind.INTERNAL,
+                        )
+                    ).decode()
             extra = f',"headers":{orjson.dumps(headers).decode()}' if headers else ""
             text = (
                 f'{{"id":{orjson.dumps(request_id).decode()},"status":{status},'
