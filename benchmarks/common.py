@@ -110,3 +110,10 @@ def cpu_seconds(pid: int) -> float:
         except psutil.NoSuchProcess:
             continue
     return total
+
+
+def loop_cpu_seconds(pid: int) -> float:
+    """CPU time of ``pid``'s main thread: a server process's event loop, which bounds the calls
+    a process answers per second once its pool workers have cores of their own."""
+    main = next(t for t in psutil.Process(pid).threads() if t.id == pid)
+    return float(main.user_time + main.system_time)

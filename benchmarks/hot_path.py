@@ -10,7 +10,10 @@ alternating slices, coalescing off then on (the pool's ``coalesce_item_s`` set t
 of its slices, and the ratio the median of the per-slice-pair ratios. Parts:
 
 - ``GET /healthz``: routing, middleware and a small reply (the framework's floor);
-- ``step, whole``: a ``math`` step with a wrong answer through the app;
+- ``step, whole``: a ``math`` step with a wrong answer through the app (its direct path,
+  ``envserver.direct``);
+- ``step, FastAPI``: the same step through FastAPI's router and endpoint (sent as
+  ``application/vnd.envserver+json``, a JSON type the direct path leaves to FastAPI);
 - ``service.step``: the same step called on the service (no routing, no body validation);
 - ``pool hop``: the step's call through the pool alone (the loop's side: pickling, the socket
   both ways, the wake-up, unpickling), and ``worker CPU``: the pool workers' CPU per call (from
@@ -47,11 +50,12 @@ from envserver.wire import StepRequest, StepResponse
 
 WRONG = "\\boxed{-1}"
 STEP = "/v1/envs/math/step"
-POOLED = ("step, whole", "service.step", "pool hop", "worker CPU")
+POOLED = ("step, whole", "step, FastAPI", "service.step", "pool hop", "worker CPU")
+FASTAPI_JSON = b"application/vnd.envserver+json"
 
 
-def _scope(method: str, path: str, body: bytes) -> dict[str, Any]:
-    headers = [(b"host", b"127.0.0.1"), (b"content-type", b"application/json")]
+def _scope(method: str, path: str, body: bytes, content_type: bytes) -> dict[str, Any]:
+    headers = [(b"host", b"127.0.0.1"), (b"content-type", content_type)]
     headers.append((b"content-length", str(len(body)).encode()))
     return {
         "type": "http",
@@ -70,7 +74,9 @@ def _scope(method: str, path: str, body: bytes) -> dict[str, Any]:
     }
 
 
-async def _call(app: Any, method: str, path: str, body: bytes = b"") -> bytes:
+async def _call(
+    app: Any, method: str, path: str, body: bytes = b"", content_type: bytes = b"application/json"
+) -> bytes:
     sent: list[dict[str, Any]] = []
     delivered = False
 
@@ -85,7 +91,7 @@ async def _call(app: Any, method: str, path: str, body: bytes = b"") -> bytes:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    await app(_scope(method, path, body), receive, send)
+    await app(_scope(method, path, body, content_type), receive, send)
     if sent[0]["status"] != 200:
         raise RuntimeError(f"{path}: {sent}")
     reply: bytes = sent[1]["body"]
@@ -211,6 +217,11 @@ async def _measure(args: argparse.Namespace) -> tuple[dict[str, float], dict[str
                 sliced["step, whole"].append(
                     await _per_call(lambda: _call(app, "POST", STEP, body), calls, in_flight)
                 )
+                sliced["step, FastAPI"].append(
+                    await _per_call(
+                        lambda: _call(app, "POST", STEP, body, FASTAPI_JSON), calls, in_flight
+                    )
+                )
                 sliced["service.step"].append(
                     await _per_call(
                         lambda: service.step("math", [request], False), calls, in_flight
@@ -251,6 +262,13 @@ def main() -> None:
             )
         elif part != "coalesced":
             print(f"{part:<22}{alone[part]:>16.1f}")
+    direct = [
+        a / b for a, b in zip(sliced["step, whole"], sliced["step, FastAPI"], strict=True) if b
+    ]
+    print(
+        f"direct path / FastAPI, a whole step: {statistics.median(direct):.2f} (median of "
+        "slices, both settings)"
+    )
     print(f"items coalesced (on): {int(alone['coalesced'])}")
 
 

@@ -3,10 +3,13 @@
 One server (``--pool-workers`` pool processes), two kinds of math step (the expert's right
 answer, a quick match; a wrong one, a full sympy comparison on the pool), each driven for
 ``--seconds`` over HTTP by ``wrk`` (C, ``--connections`` keep-alive connections) and over the
-stream by this process (``--sockets`` WebSockets, ``--depth`` calls in flight on each). Columns:
-steps/s, the server's CPU per step (its process and every pool worker, from ``/proc``), the
-stream's share of HTTP's, and the load generator's own CPU per step (wrk's or this process's),
-reported apart: it is not the server's.
+stream by this process (``--sockets`` WebSockets, ``--depth`` calls in flight on each), and
+``GET /healthz`` over HTTP (the framework's floor). Columns: calls/s, the server's CPU per call
+(its process and every pool worker, from ``/proc``), the event loop's alone (the server
+process's main thread: what bounds a process's rate once its pool workers have cores of their
+own, as on a many-core machine), each as a share of HTTP's, the floor over a step's loop CPU
+(a step's rate against ``/healthz``'s where the loop is what is saturated), and the load
+generator's own CPU per call (wrk's or this process's), reported apart: it is not the server's.
 
     .venv/bin/python -m benchmarks.stream_cpu [--seconds 5] [--pool-workers 2]
 """
@@ -26,7 +29,7 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import connect
 
-from benchmarks.common import cpu_seconds, server
+from benchmarks.common import cpu_seconds, loop_cpu_seconds, server
 from benchmarks.load import Route, drive
 from envserver.registry import discover
 from envserver.testing import LiveServer
@@ -40,6 +43,7 @@ class Run:
     steps: int
     steps_s: float
     server_cpu_us: float
+    loop_cpu_us: float
     generator_cpu_us: float
     failed: int
 
@@ -49,18 +53,26 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def over_http(live: LiveServer, body: dict[str, str], args: argparse.Namespace) -> Run:
+def over_http(live: LiveServer, body: dict[str, str] | None, args: argparse.Namespace) -> Run:
+    """A step with ``body`` over HTTP, or ``GET /healthz`` when it is None."""
     assert live.process is not None
-    route = Route("step", "POST", "/v1/envs/math/step", body, None)
+    pid = live.process.pid
+    if body is None:
+        route = Route("healthz", "GET", "/healthz", None, None)
+    else:
+        route = Route("step", "POST", "/v1/envs/math/step", body, None)
     work = Path(tempfile.mkdtemp(prefix="envserver-stream-cpu-"))
-    server_before, wrk_before = cpu_seconds(live.process.pid), _children_cpu()
+    server_before, loop_before = cpu_seconds(pid), loop_cpu_seconds(pid)
+    wrk_before = _children_cpu()
     driven = drive(live.base_url, route, args.seconds, args.connections, work)
-    server_cpu = cpu_seconds(live.process.pid) - server_before
+    server_cpu = cpu_seconds(pid) - server_before
+    loop_cpu = loop_cpu_seconds(pid) - loop_before
     wrk_cpu = _children_cpu() - wrk_before
     return Run(
         driven.calls,
         driven.calls_s,
         server_cpu / driven.calls * 1e6,
+        loop_cpu / driven.calls * 1e6,
         wrk_cpu / driven.calls * 1e6,
         driven.failed,
     )
@@ -92,14 +104,24 @@ def over_stream(live: LiveServer, body: dict[str, str], args: argparse.Namespace
     assert live.process is not None
     url = live.base_url.replace("http://", "ws://") + "/v1/stream"
     frame = json.dumps({"id": 1, "path": "/v1/envs/math/step", "body": body})
-    server_before, own_before = cpu_seconds(live.process.pid), time.process_time()
+    pid = live.process.pid
+    server_before, loop_before = cpu_seconds(pid), loop_cpu_seconds(pid)
+    own_before = time.process_time()
     started = time.perf_counter()
     ok, failed = asyncio.run(_stream(url, frame, args.seconds, args.sockets, args.depth))
     elapsed = time.perf_counter() - started
-    server_cpu = cpu_seconds(live.process.pid) - server_before
+    server_cpu = cpu_seconds(pid) - server_before
+    loop_cpu = loop_cpu_seconds(pid) - loop_before
     own_cpu = time.process_time() - own_before
     steps = ok + failed
-    return Run(steps, steps / elapsed, server_cpu / steps * 1e6, own_cpu / steps * 1e6, failed)
+    return Run(
+        steps,
+        steps / elapsed,
+        server_cpu / steps * 1e6,
+        loop_cpu / steps * 1e6,
+        own_cpu / steps * 1e6,
+        failed,
+    )
 
 
 def main() -> None:
@@ -123,23 +145,29 @@ def main() -> None:
             for drive_once in (over_http, over_stream):  # warm the process and its workers
                 drive_once(live, body, argparse.Namespace(**{**vars(args), "seconds": 1.0}))
             rows.append((name, over_http(live, body, args), over_stream(live, body, args)))
+        floor = over_http(live, None, args)
     print(
         f"math step, {args.seconds:g} s per row, {args.pool_workers} pool workers, "
-        f"{os.cpu_count()} cores; HTTP: wrk -c{args.connections}; stream: {args.sockets} "
-        f"sockets x {args.depth} in flight"
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; HTTP: wrk "
+        f"-c{args.connections}; stream: {args.sockets} sockets x {args.depth} in flight"
     )
     print(
-        f"{'step':<14}{'transport':<11}{'steps/s':>9}{'server CPU µs/step':>20}"
-        f"{'vs HTTP':>9}{'generator CPU µs/step':>23}{'refused':>9}"
+        f"{'call':<14}{'transport':<11}{'calls/s':>9}{'server µs':>11}{'vs HTTP':>9}"
+        f"{'loop µs':>9}{'vs HTTP':>9}{'floor/loop':>12}{'generator µs':>14}{'refused':>9}"
     )
-    for name, http, stream in rows:
-        for label, run in (("HTTP", http), ("stream", stream)):
-            ratio = run.server_cpu_us / http.server_cpu_us
-            print(
-                f"{name:<14}{label:<11}{run.steps_s:>9,.0f}{run.server_cpu_us:>20,.0f}"
-                f"{ratio:>9.2f}{run.generator_cpu_us:>23,.0f}{run.failed:>9}"
-            )
-    if any(run.failed for _, *runs in rows for run in runs):
+    table = [("GET /healthz", floor, floor)] + [
+        (name, run, http) for name, http, stream in rows for run in (http, stream)
+    ]
+    for index, (name, run, http) in enumerate(table):
+        label = "HTTP" if run is http else "stream"
+        print(
+            f"{name if run is http else '':<14}{label:<11}{run.steps_s:>9,.0f}"
+            f"{run.server_cpu_us:>11,.0f}{run.server_cpu_us / http.server_cpu_us:>9.2f}"
+            f"{run.loop_cpu_us:>9,.0f}{run.loop_cpu_us / http.loop_cpu_us:>9.2f}"
+            f"{floor.loop_cpu_us / run.loop_cpu_us if index else 1.0:>12.2f}"
+            f"{run.generator_cpu_us:>14,.0f}{run.failed:>9}"
+        )
+    if any(run.failed for _, run, _ in table):
         raise SystemExit("some steps were refused: the figures above are not of steps")
 
 
