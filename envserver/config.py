@@ -167,7 +167,7 @@ class Settings(BaseSettings):
         description="Under saturation (no pool worker idle), a worker that comes free takes up "
         "to 4 queued items at once whose running cost estimate (per environment or verifier) is "
         "at most this, 4 times this in all, never a cheap item behind a slow one. 0: one item "
-        "at a time. Measured on 2 idle cores, 2 against 0: server CPU per math step 0.85-0.89, "
+        "at a time. Measured on 2 idle cores, 2 against 0: server CPU per cheap step 0.85-0.89, "
         "cheap steps' p50 and p99 beside a slow item 0.79 and 0.90 (benchmarks/README.md).",
     )
     max_batch_items: int = Field(2048, ge=1, description="Items in one batch request.")
