@@ -49,6 +49,8 @@ from verifiers.base import Unavailable, Verifier
 
 log = logging.getLogger("envserver")
 _OWN_PACKAGES = ("envserver", "environments", "verifiers", "sandbox", "clients")
+_FAMILY_PACKAGES = ("environments", "verifiers", "sandbox")
+"""The packages a family's code lives in, beside its own (a plugin's)."""
 _ENV_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9][A-Za-z0-9_.\-]*)*")
 
 
@@ -87,7 +89,7 @@ class Registry:
     renderers: dict[str, Renderer] = field(default_factory=dict)
     disabled: dict[Withheld, Unavailable] = field(default_factory=dict)
     modules: list[str] = field(default_factory=list)
-    """The modules the families' loads imported, for the pool's fork server to import once."""
+    """The loaded modules of the families' packages, for the pool's fork server to import once."""
     extensions: dict[str, Extension[Any, Any]] = field(default_factory=dict)
     searches: dict[str, SearchSpace] = field(default_factory=dict)
     resources: dict[str, Resources] = field(default_factory=dict)
@@ -209,6 +211,7 @@ def discover(plugins: Sequence[str] = ()) -> Registry:
         registry.families[family.name] = family
     for family in registry.families.values():
         _load(family, registry)
+    registry.modules = sorted(set(registry.modules))
     for env in registry.envs.values():
         named = env.spec.verifier
         served = named is None or named in registry.verifiers
@@ -233,10 +236,8 @@ def _load(family: Family, registry: Registry) -> None:
     if missing := family.missing():
         _disable(registry, family, f"missing optional dependency {', '.join(map(repr, missing))}")
         return
-    # Modules of the family's own packages that its load imports: the pool's fork server
-    # imports them once, so its workers start with them (and what they import) loaded.
-    own = {*_OWN_PACKAGES, (getattr(family.load, "__module__", None) or "").split(".")[0]}
-    before = set(sys.modules)
+    top = (getattr(family.load, "__module__", None) or "").split(".")[0]
+    own = {*_OWN_PACKAGES, top}
     try:
         contents = family.load()
     except ModuleNotFoundError as exc:
@@ -252,7 +253,12 @@ def _load(family: Family, registry: Registry) -> None:
         raise FamilyError(
             f"family {family.name!r}: loading it failed: {type(exc).__name__}: {exc}"
         ) from exc
-    registry.modules += sorted(m for m in set(sys.modules) - before if m.split(".")[0] in own)
+    # The pool's fork server imports these once, so its workers start with them (and the
+    # libraries they import) loaded: every loaded module of the packages a family's code lives
+    # in, not only those this load imported. A second discovery in one process (the CLI's
+    # preflight, then the app's) imports nothing new, and its fork server needs them all alike.
+    code = {*_FAMILY_PACKAGES, top}
+    registry.modules += [m for m in sys.modules if m.split(".")[0] in code]
     _register(family, contents, registry)
 
 

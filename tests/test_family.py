@@ -312,3 +312,13 @@ def test_create_app_serves_the_plugins_of_the_settings_it_is_given(
         assert answer.status_code == 200, answer.text
         result = answer.json()["results"][0]
         assert (result["status"], result["reward"]) == ("ok", 1.0)
+
+
+def test_a_second_discovery_gives_the_fork_server_the_families_alike() -> None:
+    """The CLI's preflight discovers the families, then the app does: the second discovery
+    imports nothing new, and once listed nothing for the pool's fork server to import."""
+    first, second = discover(), discover()
+    assert second.modules == first.modules
+    for family in second.families.values():
+        if not any(family.name == str(name) for name in second.disabled):
+            assert family.load.__module__ in second.modules, family.name

@@ -405,6 +405,18 @@ def _check(load: Load) -> None:
     assert set(load.health) == {200}, dict(load.health)
 
 
+def test_the_fork_server_has_imported_the_families(victim: LiveServer) -> None:
+    """Its workers fork with the families loaded: a worker (and each replacement) then starts
+    in about 0.3 CPU-s instead of importing them itself (about 2), and shares their pages. The
+    CLI's preflight discovers the families before the app does, and the second discovery once
+    gave the fork server nothing to import: 13 MB resident, each worker 250 MB of its own."""
+    status = Path(f"/proc/{_fork_server(victim)}/status").read_text()
+    resident_kib = int(
+        next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]
+    )
+    assert resident_kib > 100 * 1024, status
+
+
 def test_killing_a_pool_worker_under_load_loses_only_items_in_flight(victim: LiveServer) -> None:
     with Load(victim.base_url) as load:
         workers = _children(_fork_server(victim))
