@@ -5,7 +5,7 @@ routed by their path alone and run on the service: one core under HTTP's direct 
 These routes are declared to FastAPI too (``envserver.routes``: their OpenAPI document, and what
 answers a body the direct path leaves to FastAPI), with endpoints that run these same functions.
 Routing them here costs a few string comparisons; FastAPI's router and dependency solving cost
-a step about 110 µs of the event loop's CPU (``benchmarks/hot_path.py``).
+a step 90-110 µs of the event loop's CPU (``benchmarks/hot_path.py``).
 """
 
 from __future__ import annotations
