@@ -50,7 +50,7 @@ from verifiers.base import Unavailable, Verifier
 log = logging.getLogger("envserver")
 _OWN_PACKAGES = ("envserver", "environments", "verifiers", "sandbox", "clients")
 _FAMILY_PACKAGES = ("environments", "verifiers", "sandbox")
-"""The packages a family's code lives in, beside its own (a plugin's)."""
+"""The packages a family's modules live in, beside its own (a plugin's)."""
 _ENV_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9][A-Za-z0-9_.\-]*)*")
 
 
@@ -254,11 +254,11 @@ def _load(family: Family, registry: Registry) -> None:
             f"family {family.name!r}: loading it failed: {type(exc).__name__}: {exc}"
         ) from exc
     # The pool's fork server imports these once, so its workers start with them (and the
-    # libraries they import) loaded: every loaded module of the packages a family's code lives
-    # in, not only those this load imported. A second discovery in one process (the CLI's
+    # libraries they import) loaded: every loaded module of the packages a family's modules
+    # live in, not only those this load imported. A second discovery in one process (the CLI's
     # preflight, then the app's) imports nothing new, and its fork server needs them all alike.
-    code = {*_FAMILY_PACKAGES, top}
-    registry.modules += [m for m in sys.modules if m.split(".")[0] in code]
+    packages = {*_FAMILY_PACKAGES, top}
+    registry.modules += [m for m in sys.modules if m.split(".")[0] in packages]
     _register(family, contents, registry)
 
 
