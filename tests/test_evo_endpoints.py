@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from environments.evo.admission import admit
 from environments.evo.seeds import seed_sources
@@ -65,6 +66,8 @@ def settings(reviewer: str = "", solver: str = "") -> EvoSettings:
         model="judge",
         pass_band=(0.05, 0.95),
         solver_samples=2,
+        # Given, so that no admission makes a key file in data_dir: the checkout, here.
+        probe_secret=SecretStr("the endpoint tests' probe secret"),
     )
 
 
