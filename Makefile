@@ -173,6 +173,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.reward_metrics
 	$(BIN)/python -m benchmarks.opt_reset
 	$(BIN)/python -m benchmarks.recovery
+	$(BIN)/python -m benchmarks.server_start
 	$(BIN)/python -m benchmarks.stream_cpu
 	$(BIN)/python -m benchmarks.options_hop
 	$(BIN)/python -m benchmarks.alfworld_released

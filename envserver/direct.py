@@ -29,7 +29,7 @@ from envserver.limits import parse_body, replay
 from envserver.problems import Problem, problem_of
 from envserver.routes import JSONReply
 
-JSON = "application/json"
+JSON = b"application/json"
 
 
 class DirectCalls:
@@ -78,7 +78,7 @@ def _call(scope: Scope) -> tuple[calls.Route, str] | None:
     if scope["type"] != "http" or scope["method"] != "POST":
         return None
     content_type = next((v for k, v in scope["headers"] if k == b"content-type"), b"")
-    if content_type.split(b";", 1)[0].strip().lower() != JSON.encode():
+    if content_type.split(b";", 1)[0].strip().lower() != JSON:
         return None
     path: str = scope["path"]
     root = scope.get("root_path", "")
