@@ -137,5 +137,9 @@ def test_a_replica_admits_the_submission_of_a_replica_killed_mid_way(
         finished = verdict(survivor, slow)
         assert (finished["status"], finished["env"]) == ("admitted", "evo/recurrence_61@1")
         assert "evo/recurrence_61" in {e["id"] for e in survivor.get("/v1/envs").json()["envs"]}
-        queue = admissions(survivor)
+        # The worker records the verdict, then counts itself free: a read between saw busy 1.
+        queue = eventually(
+            lambda: q if (q := admissions(survivor))["busy"] == 0 else None,
+            "the admitting worker to come free",
+        )
         assert (queue["queued"], queue["running"], queue["busy"]) == (0, 0, 0)
